@@ -1,0 +1,6 @@
+//! Dockerfile rules, one file each, and their registry.
+
+use super::DockerfileRule;
+
+/// Every Dockerfile rule, in code order.
+pub static RULES: &[&dyn DockerfileRule] = &[];

@@ -1,0 +1,172 @@
+//! Findings: what a rule reports, where, how bad, and how to fix it.
+//!
+//! A [`Diagnostic`] is the only thing that flows from checks to the engine and
+//! from the engine to renderers. Its [`Location`] is either a span in a text
+//! source (a Dockerfile) or a place inside a built image (a layer and a path),
+//! so image findings need no fake line numbers.
+
+use serde::{Deserialize, Serialize};
+
+use crate::source::{LineCol, Span};
+
+/// How serious a finding is. Ordered: `Style < Info < Warning < Error`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Style,
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Style => "style",
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Severity> {
+        match text.to_ascii_lowercase().as_str() {
+            "style" => Some(Severity::Style),
+            "info" => Some(Severity::Info),
+            "warning" | "warn" => Some(Severity::Warning),
+            "error" => Some(Severity::Error),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Severity {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a finding points.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum Location {
+    /// A byte range in a text file; `start`/`end` are filled in by the engine.
+    Source {
+        span: Span,
+        start: Option<LineCol>,
+        end: Option<LineCol>,
+    },
+    /// A place inside a built image: a layer (digest or index) and a path.
+    Image {
+        layer: Option<String>,
+        path: Option<String>,
+    },
+    /// The file as a whole (no position known).
+    File,
+}
+
+/// How safe an automatic fix is to apply without review.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FixSafety {
+    /// Keeps the meaning of the file; `cudalint fix --write` applies it.
+    Safe,
+    /// Likely right but may change behaviour; shown, applied only with `--unsafe-fixes`.
+    Unsafe,
+}
+
+/// One replacement of a byte range by new text.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Edit {
+    pub span: Span,
+    pub replacement: String,
+}
+
+/// A set of edits that together fix one finding.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Fix {
+    pub description: String,
+    pub safety: FixSafety,
+    pub edits: Vec<Edit>,
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Diagnostic {
+    /// The file or image the finding is in, as the user named it.
+    pub origin: String,
+    pub location: Location,
+    /// The rule's code, e.g. `CU101`.
+    pub code: &'static str,
+    pub severity: Severity,
+    pub message: String,
+    /// What to do about it.
+    pub help: Option<String>,
+    /// Supporting facts, e.g. the source a number comes from.
+    pub notes: Vec<String>,
+    pub fix: Option<Fix>,
+}
+
+impl Diagnostic {
+    /// A finding at `span` of the file being linted, with the rule's default
+    /// severity; the engine sets `origin`, the line/column and overrides.
+    pub fn at(meta: &crate::checks::RuleMeta, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic {
+            origin: String::new(),
+            location: Location::Source {
+                span,
+                start: None,
+                end: None,
+            },
+            code: meta.code,
+            severity: meta.default_severity,
+            message: message.into(),
+            help: None,
+            notes: Vec::new(),
+            fix: None,
+        }
+    }
+
+    /// A finding about a place in an image (no source text).
+    pub fn in_image(
+        meta: &crate::checks::RuleMeta,
+        layer: Option<String>,
+        path: Option<String>,
+        message: impl Into<String>,
+    ) -> Self {
+        Diagnostic {
+            location: Location::Image { layer, path },
+            ..Diagnostic::at(meta, Span::default(), message)
+        }
+    }
+
+    pub fn with_help(mut self, help: impl Into<String>) -> Self {
+        self.help = Some(help.into());
+        self
+    }
+
+    pub fn with_note(mut self, note: impl Into<String>) -> Self {
+        self.notes.push(note.into());
+        self
+    }
+
+    pub fn with_fix(mut self, fix: Fix) -> Self {
+        self.fix = Some(fix);
+        self
+    }
+
+    /// Start line/column, where the location has one.
+    pub fn start(&self) -> Option<LineCol> {
+        match &self.location {
+            Location::Source { start, .. } => *start,
+            _ => None,
+        }
+    }
+
+    pub fn end(&self) -> Option<LineCol> {
+        match &self.location {
+            Location::Source { end, .. } => *end,
+            _ => None,
+        }
+    }
+}

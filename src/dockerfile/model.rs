@@ -1,0 +1,147 @@
+//! The build model: stages, their base images after ARG expansion, the
+//! dependency graph between stages, the effective environment, and RUN
+//! scripts split into shell commands. Rules read this, never raw text.
+
+use crate::dockerfile::ast::Word;
+use crate::source::Span;
+
+/// What the user passes to the build, as `docker build` would get it.
+#[derive(Clone, Debug, Default)]
+pub struct BuildOptions {
+    /// `--build-arg K=V` overrides, in order.
+    pub build_args: Vec<(String, String)>,
+    /// `--target NAME`; the last stage when `None`.
+    pub target: Option<String>,
+}
+
+/// The whole build.
+#[derive(Clone, Debug, Default)]
+pub struct BuildModel {
+    /// ARGs declared before the first FROM, with their values after
+    /// `--build-arg` overrides (None: declared without a value).
+    pub global_args: Vec<ResolvedArg>,
+    pub stages: Vec<Stage>,
+    /// Index of the stage the build produces (`--target`, else the last).
+    /// `None` when there is no stage or `--target` names no stage.
+    pub target: Option<usize>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ResolvedArg {
+    pub name: String,
+    pub value: Option<String>,
+    /// The ARG instruction's declaration span.
+    pub span: Span,
+}
+
+/// One build stage: a FROM and the instructions up to the next FROM.
+#[derive(Clone, Debug)]
+pub struct Stage {
+    pub index: usize,
+    /// `AS name`, lower-cased.
+    pub name: Option<String>,
+    /// Index of the FROM in `Dockerfile::instructions`.
+    pub from_instruction: usize,
+    /// Indexes of this stage's instructions (FROM included).
+    pub instructions: std::ops::Range<usize>,
+    /// The FROM image text after ARG expansion.
+    pub base_text: String,
+    /// Where the image word is in the file.
+    pub base_span: Span,
+    pub base: BaseImage,
+    /// `${VAR}` names in FROM (image or `--platform`) that no global ARG declares.
+    pub undefined_args: Vec<String>,
+    pub platform: Option<String>,
+    /// Direct dependencies on other stages, images or contexts.
+    pub dependencies: Vec<StageDependency>,
+    /// ENV in force at the end of the stage, inherited from a parent stage
+    /// (`FROM <stage>`) included; values expanded where known. Order of
+    /// first definition.
+    pub env: Vec<(String, String)>,
+    /// RUN instructions of the stage, in order.
+    pub runs: Vec<RunStep>,
+}
+
+/// What a FROM builds on.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BaseImage {
+    /// `FROM scratch`.
+    Scratch,
+    /// An earlier stage, by index.
+    Stage(usize),
+    /// An image reference.
+    Image(ImageRef),
+    /// The reference still holds variables that could not be resolved.
+    Unresolved,
+}
+
+/// A parsed image reference `[registry/]repository[:tag][@digest]`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct ImageRef {
+    /// As written (after expansion).
+    pub text: String,
+    /// Registry host when the reference names one (`nvcr.io`), else None
+    /// (Docker Hub).
+    pub registry: Option<String>,
+    /// Repository path, without registry and without Docker Hub's implicit
+    /// `library/` (`nvidia/cuda`, `ubuntu`, `nvidia/pytorch`).
+    pub repository: String,
+    pub tag: Option<String>,
+    pub digest: Option<String>,
+}
+
+/// How a stage uses another stage, image or build context.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StageDependency {
+    pub kind: DependencyKind,
+    /// Index of the instruction that creates the dependency.
+    pub instruction: usize,
+    /// The reference as written (after expansion).
+    pub reference: String,
+    /// The span of the reference in the file (the flag or word).
+    pub span: Span,
+    pub target: DependencyTarget,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DependencyKind {
+    /// `FROM <stage>`.
+    From,
+    /// `COPY --from=` / `ADD --from=`.
+    Copy,
+    /// `RUN --mount=from=`.
+    Mount,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DependencyTarget {
+    Stage(usize),
+    /// A string that parses as an image reference (and is not a stage).
+    Image(ImageRef),
+    /// Contains unresolved variables.
+    Unresolved,
+    /// Neither a stage nor a plausible image reference (a typo, e.g.).
+    Invalid,
+}
+
+/// One RUN instruction with its script split into simple commands.
+#[derive(Clone, Debug)]
+pub struct RunStep {
+    /// Index in `Dockerfile::instructions`.
+    pub instruction: usize,
+    /// Simple commands of the shell script and of every heredoc body that
+    /// is run as a script, in order.
+    pub commands: Vec<ShellCommand>,
+    /// `RUN --mount=type=cache,target=…` targets.
+    pub cache_mount_targets: Vec<String>,
+}
+
+/// One simple command (`apt-get install -y x`), split into words.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShellCommand {
+    /// Words with quotes removed; `VAR=value` prefixes dropped into `assignments`.
+    pub words: Vec<Word>,
+    pub assignments: Vec<(String, String)>,
+    /// From the first to the last word.
+    pub span: Span,
+}

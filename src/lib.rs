@@ -1,0 +1,14 @@
+//! cudalint: catches CUDA packaging mistakes in Dockerfiles and container
+//! images before they reach a GPU.
+//!
+//! Pipeline: `dockerfile` parses text into a syntax tree and a build model;
+//! `checks` run rules over them (with `knowledge` from `rules/*.toml`); the
+//! `engine` applies configuration and suppressions; `render` prints.
+
+pub mod checks;
+pub mod config;
+pub mod diagnostic;
+pub mod dockerfile;
+pub mod knowledge;
+pub mod render;
+pub mod source;
