@@ -1,5 +1,7 @@
 //! Dockerfile rules, one file each, and their registry.
 
+pub mod support;
+
 use super::DockerfileRule;
 
 /// Every Dockerfile rule, in code order.

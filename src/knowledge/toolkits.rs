@@ -1,0 +1,12 @@
+//! Toolkits and drivers: minimum driver per CUDA release, minor-version
+//! compatibility floors, GPU architectures per toolkit
+//! (`rules/toolkits.toml`). Placeholder until the toolkits helper lands.
+
+#[derive(Clone, Debug, Default)]
+pub struct ToolkitKnowledge {}
+
+/// The driver version of the machine this runs on, from
+/// `/proc/driver/nvidia/version` or `nvidia-smi` (for `--driver host`).
+pub fn host_driver_version() -> Result<String, String> {
+    Err("reading the host driver is not implemented yet".into())
+}
