@@ -6,7 +6,7 @@ use std::fmt;
 
 /// A dotted version of up to three numeric parts; missing parts compare as 0
 /// (as libnvidia-container does: trailing `.0` parts are ignored).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug)]
 pub struct Version {
     pub parts: [u32; 3],
     /// How many parts were written (1–3), for display.
@@ -54,6 +54,21 @@ impl Version {
             parts: [self.parts[0], self.parts[1], 0],
             written: 2,
         }
+    }
+}
+
+// Equality, order and hash look at the numbers only: `12.4 == 12.4.0`.
+impl PartialEq for Version {
+    fn eq(&self, other: &Self) -> bool {
+        self.parts == other.parts
+    }
+}
+
+impl Eq for Version {}
+
+impl std::hash::Hash for Version {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.parts.hash(state);
     }
 }
 
