@@ -1,10 +1,11 @@
 //! CU002 unknown-stage-reference: `COPY --from=`, `RUN --mount=from=` or
 //! `FROM` names something that is neither a stage of this Dockerfile nor a
-//! plausible image reference — almost always a misspelt stage name.
+//! plausible image reference — almost always a misspelt stage name — or a
+//! bare one-word image name one typo away from a stage name.
 
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
-use crate::dockerfile::model::{DependencyKind, DependencyTarget, StageDependency};
+use crate::dockerfile::model::{DependencyKind, DependencyTarget, ImageRef, StageDependency};
 use crate::source::Span;
 
 pub static META: RuleMeta = RuleMeta {
@@ -30,43 +31,63 @@ impl DockerfileRule for UnknownStageReference {
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         for stage in &ctx.model.stages {
             for dependency in &stage.dependencies {
-                if dependency.target != DependencyTarget::Invalid {
-                    continue;
-                }
                 let candidates = ctx
                     .model
                     .stages
                     .iter()
                     .filter(|other| other.index != stage.index)
                     .filter_map(|other| other.name.as_deref());
-                out.push(diagnostic(
-                    ctx,
-                    dependency,
-                    closest(&dependency.reference, candidates),
-                ));
+                match &dependency.target {
+                    DependencyTarget::Invalid => {
+                        let suggestion = closest(&dependency.reference, candidates);
+                        out.push(diagnostic(ctx, dependency, suggestion, None));
+                    }
+                    // `--from=buidler` is a valid image name, so BuildKit
+                    // would try to pull `docker.io/library/buidler`: a bare
+                    // one-word name that is one typo away from a stage is
+                    // far more likely a misspelt stage than a Docker Hub
+                    // official image.
+                    DependencyTarget::Image(image)
+                        if image.registry.is_none()
+                            && image.tag.is_none()
+                            && image.digest.is_none()
+                            && !image.repository.contains('/') =>
+                    {
+                        if let Some(name) = closest(&dependency.reference, candidates) {
+                            out.push(diagnostic(ctx, dependency, Some(name), Some(image)));
+                        }
+                    }
+                    _ => {}
+                }
             }
         }
     }
 }
 
+/// The finding; `pulled` is the image BuildKit would fetch instead, when
+/// the reference is a valid image name.
 fn diagnostic(
     ctx: &DockerfileContext<'_>,
     dependency: &StageDependency,
     suggestion: Option<&str>,
+    pulled: Option<&ImageRef>,
 ) -> Diagnostic {
     let what = match dependency.kind {
         DependencyKind::From => "FROM",
         DependencyKind::Copy => "--from",
         DependencyKind::Mount => "--mount from",
     };
-    let mut finding = Diagnostic::at(
-        &META,
-        dependency.span,
-        format!(
+    let message = match pulled {
+        Some(image) => format!(
+            "{what} `{}` names no stage; it would be pulled as image `docker.io/library/{}`",
+            dependency.reference, image.repository
+        ),
+        None => format!(
             "{what} `{}` names no stage and is not a valid image reference",
             dependency.reference
         ),
-    );
+    };
+    let mut finding = Diagnostic::at(&META, dependency.span, message);
     match suggestion {
         Some(name) => {
             finding = finding.with_help(format!("did you mean stage `{name}`?"));

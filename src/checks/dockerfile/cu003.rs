@@ -38,7 +38,9 @@ impl DockerfileRule for UnusedStage {
             .get(target)
             .map(stage_label)
             .unwrap_or_default();
-        for stage in &model.stages {
+        // Stages after an explicit `--target` are left out on purpose by
+        // whoever picked that target; only earlier ones are dead weight.
+        for stage in model.stages.iter().take(target) {
             if used.get(stage.index).copied().unwrap_or(true) {
                 continue;
             }
