@@ -163,3 +163,88 @@ impl Suppressions {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{Category, FixAvailability};
+    use crate::diagnostic::Severity;
+    use crate::dockerfile::ast::{Command, Instruction, MappedText};
+    use crate::source::SourceFile;
+
+    static RULE: RuleMeta = RuleMeta {
+        code: "CU003",
+        name: "unused-stage",
+        category: Category::Structure,
+        default_severity: Severity::Info,
+        fix: FixAvailability::None,
+        summary: "",
+        doc: "",
+    };
+
+    /// A Dockerfile tree where lines starting with `#` are comments and
+    /// every other non-blank line is a one-line instruction.
+    fn tree(text: &str) -> Dockerfile {
+        let source = SourceFile::new("t", text);
+        let mut dockerfile = Dockerfile::default();
+        for line in 1..=source.line_count() {
+            let content = source.line_text(line);
+            let start = source.line_start(line);
+            let span = Span::new(start, start + content.len());
+            if let Some(comment) = content.strip_prefix('#') {
+                dockerfile.comments.push(Comment {
+                    text: comment.trim().to_string(),
+                    span,
+                    line,
+                });
+            } else if !content.trim().is_empty() {
+                dockerfile.instructions.push(Instruction {
+                    keyword: "run".into(),
+                    keyword_span: span,
+                    span,
+                    start_line: line,
+                    end_line: line,
+                    flags: Vec::new(),
+                    args: Vec::new(),
+                    json: false,
+                    rest: MappedText::default(),
+                    heredocs: Vec::new(),
+                    original: content.to_string(),
+                    command: Command::Unknown,
+                });
+            }
+        }
+        dockerfile
+    }
+
+    fn finding_on_line(text: &str, line: usize) -> Diagnostic {
+        let start = SourceFile::new("t", text).line_start(line);
+        Diagnostic::at(&RULE, Span::new(start, start + 1), "m")
+    }
+
+    #[test]
+    fn scoped_ignores_attach_to_the_next_instruction_only() {
+        let text = "# note\n# cudalint ignore=unused-stage\nA\nB\n# cudalint ignore=CU003\n\nC\n";
+        let suppressions = Suppressions::collect(&tree(text), &[&RULE]);
+        assert!(suppressions.suppresses(&finding_on_line(text, 3)));
+        assert!(!suppressions.suppresses(&finding_on_line(text, 4)));
+        // Detached by the blank line.
+        assert!(!suppressions.suppresses(&finding_on_line(text, 7)));
+        assert!(suppressions.unknown.is_empty());
+    }
+
+    #[test]
+    fn global_ignores_and_unknown_names() {
+        let text =
+            "A\n# cudalint global ignore=CU003, CU9X9 because\n# cudalintx ignore=CU777\nB\n";
+        let suppressions = Suppressions::collect(&tree(text), &[&RULE]);
+        assert!(suppressions.suppresses(&finding_on_line(text, 1)));
+        assert_eq!(
+            suppressions.unknown,
+            vec![UnknownRule {
+                name: "CU9X9".into(),
+                span: Span::new(2, 47),
+            }]
+        );
+    }
+}

@@ -261,3 +261,13 @@ fn unsafe_fixes_need_opting_in() {
         with_unsafe.remaining
     );
 }
+
+#[test]
+fn the_documented_config_example_is_valid() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/cudalint.toml.example");
+    let rules = cudalint::engine::all_rule_metas();
+    let config = cudalint::config::load(&path, &rules).unwrap();
+    assert_eq!(config.rules.disable, ["CU003"]);
+    assert_eq!(config.rules.severity.get("CU004"), Some(&Severity::Error));
+    assert_eq!(config.settings.target_gpus, ["sm_80", "sm_90"]);
+}
