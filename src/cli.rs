@@ -4,7 +4,7 @@
 
 use std::ffi::OsString;
 use std::io::{self, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
@@ -304,7 +304,11 @@ fn fix(args: FixArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let mut remaining = Vec::new();
     for file in &args.files {
         let input = Input::from_arg(file);
-        let source = engine::read_input(&input)?;
+        let bytes = engine::read_bytes(&input)?;
+        let Ok(text) = String::from_utf8(bytes) else {
+            bail!("{} is not valid UTF-8; cannot fix it", input.name());
+        };
+        let source = SourceFile::new(input.name(), text);
         let outcome = fix::fix_source(&resolved.engine, &source, options);
         if args.diff || !args.write {
             out.write_all(fix::unified_diff(&source.name, &source.text, &outcome.text).as_bytes())?;
@@ -312,7 +316,8 @@ fn fix(args: FixArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         if args.write && outcome.applied > 0 {
             match &input {
                 Input::Stdin => out.write_all(outcome.text.as_bytes())?,
-                Input::Path(path) => write_fixed(path, &outcome.text)?,
+                Input::Path(path) => std::fs::write(path, &outcome.text)
+                    .with_context(|| format!("cannot write {}", path.display()))?,
             }
         }
         let unfixed_note = if outcome.remaining.iter().any(|d| {
@@ -335,21 +340,6 @@ fn fix(args: FixArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         remaining.extend(outcome.remaining);
     }
     Ok(exit_for(&remaining, resolved.threshold))
-}
-
-/// Write `text` over `path`, refusing files whose bytes are not UTF-8:
-/// they were linted with replacement characters, which must not end up on
-/// disk.
-fn write_fixed(path: &Path, text: &str) -> anyhow::Result<()> {
-    let original =
-        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
-    if std::str::from_utf8(&original).is_err() {
-        bail!(
-            "{} is not valid UTF-8; not writing fixes to it",
-            path.display()
-        );
-    }
-    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
 
 fn exit_for(diagnostics: &[Diagnostic], threshold: FailureThreshold) -> ExitCode {

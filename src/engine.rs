@@ -143,12 +143,39 @@ impl Engine {
 
     /// Read `input` and lint it.
     pub fn lint_input(&self, input: &Input) -> Result<Linted, InputError> {
-        let source = read_input(input)?;
-        let diagnostics = self.lint_source(&source);
-        Ok(Linted {
-            source,
-            diagnostics,
-        })
+        let bytes = read_bytes(input)?;
+        Ok(self.lint_bytes(input.name(), &bytes))
+    }
+
+    /// Lint a Dockerfile's raw bytes. Text that is not UTF-8 is a CU001
+    /// finding at the first bad byte (BuildKit's frontend reads UTF-8); the
+    /// returned source holds the text with replacement characters so the
+    /// finding can still be shown.
+    pub fn lint_bytes(&self, name: String, bytes: &[u8]) -> Linted {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => {
+                let source = SourceFile::new(name, text);
+                let diagnostics = self.lint_source(&source);
+                Linted {
+                    source,
+                    diagnostics,
+                }
+            }
+            Err(error) => {
+                let source = SourceFile::new(name, String::from_utf8_lossy(bytes).into_owned());
+                let at = error.valid_up_to();
+                let finding = Diagnostic::at(
+                    &cu001::META,
+                    Span::new(at, at + 1),
+                    format!("invalid UTF-8 at byte {at}: the Dockerfile must be UTF-8 text"),
+                );
+                let diagnostics = self.finish(&source, vec![finding], &Suppressions::default());
+                Linted {
+                    source,
+                    diagnostics,
+                }
+            }
+        }
     }
 
     /// Lint a Dockerfile's text; findings come back final: suppressed,
@@ -274,25 +301,19 @@ fn clamp(span: Span, source: &SourceFile) -> Span {
     Span::new(start, floor(span.end).max(start))
 }
 
-/// Read `input` into a source file. Invalid UTF-8 is replaced rather than
-/// rejected: BuildKit itself accepts such bytes, and one odd byte in a
-/// comment should not hide every other finding.
-pub fn read_input(input: &Input) -> Result<SourceFile, InputError> {
-    let bytes = match input {
+/// The bytes of `input`.
+pub fn read_bytes(input: &Input) -> Result<Vec<u8>, InputError> {
+    match input {
         Input::Stdin => {
             let mut bytes = Vec::new();
             std::io::stdin()
                 .lock()
                 .read_to_end(&mut bytes)
                 .map_err(InputError::Stdin)?;
-            bytes
+            Ok(bytes)
         }
-        Input::Path(path) => read_file(path)?,
-    };
-    Ok(SourceFile::new(
-        input.name(),
-        String::from_utf8_lossy(&bytes).into_owned(),
-    ))
+        Input::Path(path) => read_file(path),
+    }
 }
 
 fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {

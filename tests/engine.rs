@@ -271,3 +271,18 @@ fn the_documented_config_example_is_valid() {
     assert_eq!(config.rules.severity.get("CU004"), Some(&Severity::Error));
     assert_eq!(config.settings.target_gpus, ["sm_80", "sm_90"]);
 }
+
+#[test]
+fn invalid_utf8_is_a_syntax_error_at_the_bad_byte() {
+    let engine = engine_with(RuleSelection::default(), &[]);
+    let linted = engine.lint_bytes("Dockerfile".into(), b"FROM ubuntu:22.04\nRUN echo \xff\n");
+    assert_eq!(codes(&linted.diagnostics), ["CU001"]);
+    assert_eq!(
+        linted.diagnostics[0].start(),
+        Some(LineCol {
+            line: 2,
+            column: 10
+        })
+    );
+    assert!(linted.diagnostics[0].message.contains("byte 27"));
+}
