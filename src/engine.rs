@@ -12,6 +12,7 @@ use crate::checks::dockerfile::{cu001, cu005, RULES};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::config::{RuleSelection, Settings};
 use crate::diagnostic::{Diagnostic, Location, Severity};
+use crate::dockerfile::ast::{Dockerfile, ParseError};
 use crate::dockerfile::model::BuildOptions;
 use crate::knowledge::Knowledge;
 use crate::source::{SourceFile, Span};
@@ -147,42 +148,32 @@ impl Engine {
         Ok(self.lint_bytes(input.name(), &bytes))
     }
 
-    /// Lint a Dockerfile's raw bytes. Text that is not UTF-8 is a CU001
-    /// finding at the first bad byte (BuildKit's frontend reads UTF-8); the
-    /// returned source holds the text with replacement characters so the
-    /// finding can still be shown.
+    /// Lint a Dockerfile's raw bytes. Bytes BuildKit would not read as
+    /// text (invalid UTF-8, NUL) are a CU001 finding at the first bad byte;
+    /// the returned source then holds the text with replacement characters
+    /// so the finding can still be shown.
     pub fn lint_bytes(&self, name: String, bytes: &[u8]) -> Linted {
-        match std::str::from_utf8(bytes) {
-            Ok(text) => {
-                let source = SourceFile::new(name, text);
-                let diagnostics = self.lint_source(&source);
-                Linted {
-                    source,
-                    diagnostics,
-                }
-            }
-            Err(error) => {
-                let source = SourceFile::new(name, String::from_utf8_lossy(bytes).into_owned());
-                let at = error.valid_up_to();
-                let finding = Diagnostic::at(
-                    &cu001::META,
-                    Span::new(at, at + 1),
-                    format!("invalid UTF-8 at byte {at}: the Dockerfile must be UTF-8 text"),
-                );
-                let diagnostics = self.finish(&source, vec![finding], &Suppressions::default());
-                Linted {
-                    source,
-                    diagnostics,
-                }
-            }
+        let source = SourceFile::new(name, String::from_utf8_lossy(bytes).into_owned());
+        let diagnostics = self.lint_parsed(&source, crate::dockerfile::parse_bytes(bytes));
+        Linted {
+            source,
+            diagnostics,
         }
     }
 
     /// Lint a Dockerfile's text; findings come back final: suppressed,
     /// re-graded, located and sorted.
     pub fn lint_source(&self, source: &SourceFile) -> Vec<Diagnostic> {
+        self.lint_parsed(source, crate::dockerfile::parse(&source.text))
+    }
+
+    fn lint_parsed(
+        &self,
+        source: &SourceFile,
+        parsed: Result<Dockerfile, ParseError>,
+    ) -> Vec<Diagnostic> {
         let mut raw = Vec::new();
-        let suppressions = match crate::dockerfile::parse(&source.text) {
+        let suppressions = match parsed {
             Err(error) => {
                 raw.push(
                     Diagnostic::at(&cu001::META, clamp(error.span, source), error.message)
