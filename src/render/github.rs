@@ -73,11 +73,22 @@ fn command(severity: Severity) -> &'static str {
     }
 }
 
-/// Escaping of a command's message, as the Actions runner undoes it.
+/// Escaping of a command's message, as the Actions runner undoes it. Other
+/// control characters have no escape and would reach the log viewer as
+/// terminal codes, so they become U+FFFD.
 fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
-        .replace('\r', "%0D")
-        .replace('\n', "%0A")
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '%' => escaped.push_str("%25"),
+            '\r' => escaped.push_str("%0D"),
+            '\n' => escaped.push_str("%0A"),
+            '\t' => escaped.push('\t'),
+            c if c.is_control() => escaped.push('\u{FFFD}'),
+            c => escaped.push(c),
+        }
+    }
+    escaped
 }
 
 /// Properties are also split on `,` and end at `::`, so those are escaped too.
@@ -93,5 +104,6 @@ mod tests {
     fn escapes_percent_first_so_escapes_are_not_doubled() {
         assert_eq!(escape_data("50%\r\nok"), "50%25%0D%0Aok");
         assert_eq!(escape_property("a:b,c%"), "a%3Ab%2Cc%25");
+        assert_eq!(escape_data("\u{1b}[31m"), "\u{FFFD}[31m");
     }
 }

@@ -47,7 +47,7 @@ fn write_case(
             .map(|(start, _)| format!("{}:{}", start.line, start.column))
             .unwrap_or_else(|| diag.origin.clone()),
         Location::Image { layer, path } => image_place(layer.as_deref(), path.as_deref()),
-        Location::File => diag.origin.clone(),
+        Location::File => "the whole file".to_owned(),
     };
     let title = match rule_of(report, diag.code) {
         Some((_, meta)) => format!("{} ({}) at {place}", diag.code, meta.name),

@@ -1,0 +1,230 @@
+//! Every output format, snapshotted over hand-built reports, plus checks
+//! that the machine formats parse and carry messages through unchanged.
+
+mod support;
+
+use cudalint::diagnostic::Severity;
+use cudalint::render::Format;
+use serde_json::Value;
+use support::{empty, full, rendered, ALL_FORMATS, NASTY_MESSAGE};
+
+fn name(format: Format) -> &'static str {
+    match format {
+        Format::Text => "text",
+        Format::Json => "json",
+        Format::Sarif => "sarif",
+        Format::Checkstyle => "checkstyle",
+        Format::Junit => "junit",
+        Format::Gitlab => "gitlab",
+        Format::Github => "github",
+    }
+}
+
+#[test]
+fn snapshots_of_every_format() {
+    for format in ALL_FORMATS {
+        insta::assert_snapshot!(
+            format!("full_{}", name(format)),
+            rendered(format, &full(), false)
+        );
+        insta::assert_snapshot!(
+            format!("empty_{}", name(format)),
+            rendered(format, &empty(), false)
+        );
+    }
+}
+
+#[test]
+fn text_is_coloured_only_when_asked() {
+    let plain = rendered(Format::Text, &full(), false);
+    let coloured = rendered(Format::Text, &full(), true);
+    assert!(!plain.contains('\x1b'), "no ANSI escapes without colour");
+    assert!(coloured.contains("\x1b[1;31merror[CU101]\x1b[0m"));
+    // The message's own escape character is neutralised, coloured or not.
+    assert!(!plain.contains("\u{1b}[31m"));
+}
+
+#[test]
+fn text_summary_counts_by_severity() {
+    let text = rendered(Format::Text, &full(), false);
+    assert!(
+        text.ends_with("8 findings: 1 error, 3 warnings, 2 info, 2 style (2 fixable)\n"),
+        "{text}"
+    );
+    assert_eq!(rendered(Format::Text, &empty(), false), "no findings\n");
+}
+
+#[test]
+fn json_formats_parse_and_keep_messages_exact() {
+    let fixture = full();
+    let json: Value = serde_json::from_str(&rendered(Format::Json, &fixture, false)).unwrap();
+    assert_eq!(json["version"], 1);
+    let findings = json["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), fixture.diagnostics.len());
+    for (finding, diag) in findings.iter().zip(&fixture.diagnostics) {
+        assert_eq!(finding["message"], diag.message.as_str());
+        assert_eq!(finding["code"], diag.code);
+    }
+    assert_eq!(json["summary"]["error"], 1);
+    assert_eq!(json["summary"]["inputs"], 4);
+
+    let gitlab: Value = serde_json::from_str(&rendered(Format::Gitlab, &fixture, false)).unwrap();
+    let issues = gitlab.as_array().unwrap();
+    assert_eq!(issues.len(), fixture.diagnostics.len());
+    let mut fingerprints: Vec<&str> = issues
+        .iter()
+        .map(|i| i["fingerprint"].as_str().unwrap())
+        .collect();
+    fingerprints.sort_unstable();
+    fingerprints.dedup();
+    assert_eq!(fingerprints.len(), issues.len(), "fingerprints are unique");
+    assert!(issues.iter().any(|i| i["description"] == NASTY_MESSAGE));
+
+    let sarif: Value = serde_json::from_str(&rendered(Format::Sarif, &fixture, false)).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(results
+        .iter()
+        .any(|r| r["message"]["text"] == NASTY_MESSAGE));
+    for format in [Format::Json, Format::Sarif, Format::Gitlab] {
+        serde_json::from_str::<Value>(&rendered(format, &empty(), false)).unwrap();
+    }
+}
+
+#[test]
+fn gitlab_fingerprints_are_stable_across_runs() {
+    assert_eq!(
+        rendered(Format::Gitlab, &full(), false),
+        rendered(Format::Gitlab, &full(), false)
+    );
+}
+
+/// XML 1.0 cannot hold most control characters; the renderers swap them
+/// for U+FFFD and must keep everything else.
+fn xml_safe(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && !matches!(c, '\t' | '\n' | '\r') {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+#[test]
+fn checkstyle_is_well_formed_and_lists_clean_files() {
+    let fixture = full();
+    let xml = rendered(Format::Checkstyle, &fixture, false);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let files: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("file"))
+        .collect();
+    let names: Vec<_> = files.iter().map(|f| f.attribute("name").unwrap()).collect();
+    assert_eq!(
+        names,
+        fixture
+            .inputs
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+    );
+    let clean = files
+        .iter()
+        .find(|f| f.attribute("name") == Some("clean.Dockerfile"))
+        .unwrap();
+    assert_eq!(clean.children().filter(|n| n.is_element()).count(), 0);
+    let errors: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("error"))
+        .collect();
+    assert_eq!(errors.len(), fixture.diagnostics.len());
+    assert!(errors
+        .iter()
+        .any(|e| e.attribute("message") == Some(xml_safe(NASTY_MESSAGE).as_str())));
+    assert!(errors
+        .iter()
+        .all(|e| e.attribute("source").unwrap().starts_with("cudalint.CU")));
+    roxmltree::Document::parse(&rendered(Format::Checkstyle, &empty(), false)).unwrap();
+}
+
+#[test]
+fn junit_is_well_formed_and_clean_inputs_pass() {
+    let fixture = full();
+    let xml = rendered(Format::Junit, &fixture, false);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let suites: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("testsuite"))
+        .collect();
+    assert_eq!(suites.len(), fixture.inputs.len());
+    let failures: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .collect();
+    assert_eq!(failures.len(), fixture.diagnostics.len());
+    assert!(failures
+        .iter()
+        .any(|f| f.attribute("message") == Some(xml_safe(NASTY_MESSAGE).as_str())));
+    let clean = suites
+        .iter()
+        .find(|s| s.attribute("name") == Some("clean.Dockerfile"))
+        .unwrap();
+    assert_eq!(clean.attribute("failures"), Some("0"));
+    assert_eq!(
+        clean
+            .descendants()
+            .filter(|n| n.has_tag_name("testcase"))
+            .count(),
+        1
+    );
+    roxmltree::Document::parse(&rendered(Format::Junit, &empty(), false)).unwrap();
+}
+
+/// Undo the Actions runner's escaping.
+fn unescape(text: &str) -> String {
+    text.replace("%0D", "\r")
+        .replace("%0A", "\n")
+        .replace("%3A", ":")
+        .replace("%2C", ",")
+        .replace("%25", "%")
+}
+
+#[test]
+fn github_commands_escape_so_the_runner_recovers_the_text() {
+    let fixture = full();
+    let output = rendered(Format::Github, &fixture, false);
+    let lines: Vec<&str> = output.lines().collect();
+    assert_eq!(
+        lines.len(),
+        fixture.diagnostics.len(),
+        "one command per line"
+    );
+    for (line, diag) in lines.iter().zip(&fixture.diagnostics) {
+        let expected = match diag.severity {
+            Severity::Error => "::error ",
+            Severity::Warning => "::warning ",
+            Severity::Info | Severity::Style => "::notice ",
+        };
+        assert!(line.starts_with(expected), "{line}");
+        let (properties, data) = line.trim_start_matches("::").split_once("::").unwrap();
+        let message: String = diag
+            .message
+            .chars()
+            .map(|c| {
+                if c.is_control() && !matches!(c, '\t' | '\r' | '\n') {
+                    '\u{FFFD}'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        assert!(unescape(data).contains(&message), "{line}");
+        for property in properties.split_once(' ').unwrap().1.split(',') {
+            let (key, _) = property.split_once('=').unwrap();
+            assert!(["file", "line", "col", "endLine", "endColumn", "title"].contains(&key));
+        }
+    }
+    assert_eq!(rendered(Format::Github, &empty(), false), "");
+}
