@@ -35,8 +35,9 @@ use std::path::{Path, PathBuf};
 
 pub use version::Version;
 
-/// All packaging knowledge, loaded and validated.
-#[derive(Clone, Debug, Default)]
+/// All packaging knowledge, loaded and validated. `Knowledge::default()` is
+/// the embedded knowledge, so every engine has the facts without asking.
+#[derive(Clone, Debug)]
 pub struct Knowledge {
     pub images: images::ImageKnowledge,
     pub toolkits: toolkits::ToolkitKnowledge,
@@ -85,14 +86,39 @@ struct KnowledgeFile {
     cupti: Option<toml::Value>,
 }
 
+impl Default for Knowledge {
+    /// The embedded knowledge. Tests load it on every build, so it failing
+    /// here would be a packaging bug; then the knowledge is empty and the
+    /// CUDA rules stay quiet rather than crash.
+    fn default() -> Self {
+        Knowledge::embedded().unwrap_or_else(|_| Knowledge::empty())
+    }
+}
+
 impl Knowledge {
-    /// The knowledge compiled into cudalint.
-    pub fn embedded() -> Result<Knowledge, KnowledgeError> {
-        let mut knowledge = Knowledge::default();
-        for (name, text) in EMBEDDED {
-            knowledge.merge_text(name, text)?;
+    /// No facts at all.
+    pub fn empty() -> Knowledge {
+        Knowledge {
+            images: images::ImageKnowledge::default(),
+            toolkits: toolkits::ToolkitKnowledge::default(),
+            packages: packages::PackageKnowledge::default(),
+            cupti: cupti::CuptiKnowledge::default(),
         }
-        Ok(knowledge)
+    }
+
+    /// The knowledge compiled into cudalint (parsed once per process).
+    pub fn embedded() -> Result<Knowledge, KnowledgeError> {
+        static EMBEDDED_KNOWLEDGE: std::sync::OnceLock<Result<Knowledge, KnowledgeError>> =
+            std::sync::OnceLock::new();
+        EMBEDDED_KNOWLEDGE
+            .get_or_init(|| {
+                let mut knowledge = Knowledge::empty();
+                for (name, text) in EMBEDDED {
+                    knowledge.merge_text(name, text)?;
+                }
+                Ok(knowledge)
+            })
+            .clone()
     }
 
     /// The embedded knowledge extended by `extra_files`, in order.
