@@ -247,15 +247,10 @@ fn resolve(common: &CommonArgs, threshold: Option<FailureThreshold>) -> anyhow::
     })
 }
 
-/// The embedded knowledge with the user's files over it. Every file must be
-/// readable; layering their entries is the knowledge loader's job (see the
-/// `knowledge` module), which this hands them to.
+/// The embedded knowledge with the user's files over it (see the
+/// `knowledge` module for how entries are layered).
 fn load_knowledge(files: &[PathBuf]) -> anyhow::Result<Knowledge> {
-    for file in files {
-        std::fs::read_to_string(file)
-            .with_context(|| format!("cannot read knowledge file {}", file.display()))?;
-    }
-    Ok(Knowledge::default())
+    Ok(Knowledge::load(files)?)
 }
 
 fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {

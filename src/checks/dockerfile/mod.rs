@@ -5,6 +5,12 @@ pub mod cu002;
 pub mod cu003;
 pub mod cu004;
 pub mod cu005;
+pub mod cu101_devel_image_in_final_stage;
+pub mod cu102_cuda_toolkit_copied_whole;
+pub mod cu103_devel_packages_in_final_stage;
+pub mod cu130_cuda_image_tag_invalid;
+pub mod cu131_cuda_image_eol;
+pub mod cuda_stages;
 pub mod support;
 
 use super::DockerfileRule;
@@ -16,4 +22,9 @@ pub static RULES: &[&dyn DockerfileRule] = &[
     &cu003::UnusedStage,
     &cu004::UndefinedArgInFrom,
     &cu005::UnknownRuleInSuppression,
+    &cu101_devel_image_in_final_stage::DevelImageInFinalStage,
+    &cu102_cuda_toolkit_copied_whole::CudaToolkitCopiedWhole,
+    &cu103_devel_packages_in_final_stage::DevelPackagesInFinalStage,
+    &cu130_cuda_image_tag_invalid::CudaImageTagInvalid,
+    &cu131_cuda_image_eol::CudaImageEol,
 ];

@@ -1,0 +1,192 @@
+//! CU101 devel-image-in-final-stage: the image the build produces stands on
+//! a devel base (nvcc, headers, static libraries, Nsight) although the final
+//! stage compiles nothing. A runtime base is several GB smaller.
+
+use crate::checks::dockerfile::cuda_stages::{builds_native_code, source_text, target_chain};
+use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
+use crate::dockerfile::model::{BaseImage, Stage};
+use crate::knowledge::images::{BaseImageFacts, Variant};
+use crate::source::Span;
+
+pub static META: RuleMeta = RuleMeta {
+    code: "CU101",
+    name: "devel-image-in-final-stage",
+    category: Category::Size,
+    default_severity: Severity::Warning,
+    fix: FixAvailability::Sometimes,
+    summary: "The final image is built on a CUDA devel image but compiles nothing",
+    doc: include_str!("../../../docs/rules/CU101.md"),
+};
+
+pub struct DevelImageInFinalStage;
+
+impl DockerfileRule for DevelImageInFinalStage {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+        let chain = target_chain(ctx);
+        let (Some(target), Some(root)) = (chain.first(), chain.last()) else {
+            return;
+        };
+        let BaseImage::Image(image) = &root.base else {
+            return;
+        };
+        let images = &ctx.knowledge.images;
+        let Some(facts) = images.classify(image) else {
+            return;
+        };
+        if !facts.devel_sized {
+            return;
+        }
+        // The final stage's own RUNs may need the compiler (and tools that
+        // JIT-compile at run time need it in the image): then devel is right.
+        if builds_native_code(target, &images.build_signals) {
+            return;
+        }
+        let stage_name = stage_label(target);
+        let saving = saving_text(ctx, &facts);
+        let message = if std::ptr::eq(*target, *root) {
+            format!(
+                "{stage_name} runs on the devel image `{}` but builds nothing{saving}",
+                image.text
+            )
+        } else {
+            format!(
+                "{stage_name} inherits the devel image `{}` (through {}) but builds nothing{saving}",
+                image.text,
+                chain_text(&chain)
+            )
+        };
+        let twin = runtime_twin(ctx, &facts, image.tag.as_deref());
+        let help = match (&twin, facts.family.as_str()) {
+            (Some(tag), _) => format!(
+                "start the final stage from `{}` and COPY what a devel build stage produced",
+                with_tag(&image.text, image.tag.as_deref(), tag)
+            ),
+            (None, "nvidia/cuda") => "start the final stage from the matching `-runtime-` tag and COPY the built artifacts from a devel build stage".into(),
+            (None, _) if facts.variant == Some(Variant::Devel) && facts.family == "pytorch/pytorch" => {
+                "use the `-runtime` tag of the same PyTorch image, and build extensions in a separate stage".into()
+            }
+            _ => "build in a separate stage and ship on a runtime base (e.g. `nvidia/cuda:<version>-runtime-<os>` plus the framework's pip wheels)".into(),
+        };
+        let mut diagnostic = Diagnostic::at(&META, root.base_span, message)
+            .with_help(help)
+            .with_note(format!("devel facts: {}", facts.source));
+        if let Some(runtime) = images.variant(Variant::Runtime) {
+            if !runtime.has_cupti {
+                diagnostic = diagnostic.with_note(format!(
+                    "runtime images have no nvcc and no CUPTI; pip-installed torch brings its own CUPTI ({})",
+                    runtime.source
+                ));
+            }
+        }
+        if let (Some(tag), true) = (twin, std::ptr::eq(*target, *root)) {
+            if let Some(fix) = fix_to_runtime(ctx, root, image.tag.as_deref(), &tag) {
+                diagnostic = diagnostic.with_fix(fix);
+            }
+        }
+        out.push(diagnostic);
+    }
+}
+
+/// `reference` with its tag replaced by `tag`.
+fn with_tag(reference: &str, old: Option<&str>, tag: &str) -> String {
+    match old.and_then(|old| reference.strip_suffix(old)) {
+        Some(prefix) => format!("{prefix}{tag}"),
+        None => tag.to_string(),
+    }
+}
+
+fn stage_label(stage: &Stage) -> String {
+    match &stage.name {
+        Some(name) => format!("the final stage `{name}`"),
+        None => "the final stage".into(),
+    }
+}
+
+fn chain_text(chain: &[&Stage]) -> String {
+    chain
+        .iter()
+        .skip(1)
+        .map(|s| match &s.name {
+            Some(name) => format!("`{name}`"),
+            None => format!("stage {}", s.index),
+        })
+        .collect::<Vec<_>>()
+        .join(" → ")
+}
+
+/// ", a runtime base is ≈N GB smaller (…)" when the data has the number.
+fn saving_text(ctx: &DockerfileContext<'_>, facts: &BaseImageFacts) -> String {
+    // The devel layer size is measured on nvidia/cuda devel; pytorch devel
+    // images are built on it, NGC images are not measured.
+    let measured = facts.variant == Some(Variant::Devel) && !facts.is_unknown("has_compiler");
+    match ctx.knowledge.images.devel_over_runtime_mib() {
+        Some((mib, _)) if measured => format!(
+            "; a runtime base is ≈{:.1} GB smaller (uncompressed)",
+            mib as f64 / 1024.0
+        ),
+        _ => "; it carries a compiler, headers and static libraries it does not need".into(),
+    }
+}
+
+/// The published runtime tag for an nvidia/cuda devel tag.
+fn runtime_twin(
+    ctx: &DockerfileContext<'_>,
+    facts: &BaseImageFacts,
+    tag: Option<&str>,
+) -> Option<String> {
+    if facts.family != "nvidia/cuda" {
+        return None;
+    }
+    ctx.knowledge.images.runtime_twin(tag?)
+}
+
+/// Replace the devel tag in the FROM word: Safe when the word is literal,
+/// Unsafe when it is built from ARGs (another value could name a tag whose
+/// runtime twin does not exist).
+fn fix_to_runtime(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    tag: Option<&str>,
+    twin: &str,
+) -> Option<Fix> {
+    let tag = tag?;
+    let raw = source_text(ctx, stage.base_span);
+    if raw.contains('@') {
+        // A digest pins the devel image's content; a new tag would not match it.
+        return None;
+    }
+    if !raw.contains('$') {
+        let start = stage.base_span.end.checked_sub(tag.len())?;
+        if !raw.ends_with(tag) {
+            return None;
+        }
+        return Some(Fix {
+            description: format!("use the runtime image tag `{twin}`"),
+            safety: FixSafety::Safe,
+            edits: vec![Edit {
+                span: Span::new(start, stage.base_span.end),
+                replacement: twin.to_string(),
+            }],
+        });
+    }
+    // `nvidia/cuda:${CUDA}-devel-ubuntu22.04`: change the literal `devel`.
+    let mut hits = raw.match_indices("-devel");
+    let (offset, _) = hits.next()?;
+    if hits.next().is_some() {
+        return None;
+    }
+    let start = stage.base_span.start + offset + 1;
+    Some(Fix {
+        description: "use the runtime variant of the ARG-built image tag".into(),
+        safety: FixSafety::Unsafe,
+        edits: vec![Edit {
+            span: Span::new(start, start + "devel".len()),
+            replacement: "runtime".into(),
+        }],
+    })
+}

@@ -1,0 +1,84 @@
+//! CU103 devel-packages-in-final-stage: the final image (its stage or the
+//! stages it is built `FROM`) installs CUDA development packages (the
+//! toolkit, nvcc, `-dev` libraries, Nsight) although the final stage
+//! compiles nothing. The package patterns are data (`images.devel_packages`).
+
+use crate::checks::dockerfile::cuda_stages::{
+    builds_native_code, installed_packages, target_chain,
+};
+use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::model::BaseImage;
+
+pub static META: RuleMeta = RuleMeta {
+    code: "CU103",
+    name: "devel-packages-in-final-stage",
+    category: Category::Size,
+    default_severity: Severity::Warning,
+    fix: FixAvailability::None,
+    summary: "The final image installs CUDA development packages it does not use",
+    doc: include_str!("../../../docs/rules/CU103.md"),
+};
+
+pub struct DevelPackagesInFinalStage;
+
+impl DockerfileRule for DevelPackagesInFinalStage {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+        let images = &ctx.knowledge.images;
+        let chain = target_chain(ctx);
+        let Some(target) = chain.first() else {
+            return;
+        };
+        if builds_native_code(target, &images.build_signals) {
+            return;
+        }
+        // On a devel base these packages add little; CU101 reports the base.
+        if let Some(BaseImage::Image(image)) = chain.last().map(|s| &s.base) {
+            if images.classify(image).is_some_and(|f| f.devel_sized) {
+                return;
+            }
+        }
+        for stage in &chain {
+            for run in &stage.runs {
+                for command in &run.commands {
+                    for word in installed_packages(command) {
+                        let Some(pattern) = images.devel_package(&word.text) else {
+                            continue;
+                        };
+                        let place = if std::ptr::eq(*stage, *target) {
+                            "the final stage".to_string()
+                        } else {
+                            match &stage.name {
+                                Some(name) => {
+                                    format!("stage `{name}`, which the final image is built on,")
+                                }
+                                None => format!(
+                                    "stage {}, which the final image is built on,",
+                                    stage.index
+                                ),
+                            }
+                        };
+                        out.push(
+                            Diagnostic::at(
+                                &META,
+                                word.span,
+                                format!(
+                                    "{place} installs `{}` ({}), but nothing in the final stage compiles",
+                                    word.text, pattern.what
+                                ),
+                            )
+                            .with_help(
+                                "install development packages in a build stage and COPY its output; the final image needs only the runtime libraries (`cuda-libraries-X-Y` or a `-runtime-` base)",
+                            )
+                            .with_note(format!("package facts: {}", pattern.source)),
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

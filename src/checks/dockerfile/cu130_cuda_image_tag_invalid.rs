@@ -1,0 +1,131 @@
+//! CU130 cuda-image-tag-invalid: an `nvidia/cuda` or `pytorch/pytorch`
+//! reference whose tag cannot exist (`latest`, no tag, no variant or OS, an
+//! OS or variant never published for that CUDA version, a malformed tag).
+//! The pull fails, so the build fails.
+
+use crate::checks::dockerfile::cuda_stages::source_text;
+use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::model::{BaseImage, DependencyTarget, ImageRef};
+use crate::knowledge::images::{ImageKnowledge, ReleaseStatus, TagProblem};
+use crate::source::Span;
+
+pub static META: RuleMeta = RuleMeta {
+    code: "CU130",
+    name: "cuda-image-tag-invalid",
+    category: Category::Correctness,
+    default_severity: Severity::Error,
+    fix: FixAvailability::None,
+    summary: "A CUDA base image tag that does not exist in the registry",
+    doc: include_str!("../../../docs/rules/CU130.md"),
+};
+
+pub struct CudaImageTagInvalid;
+
+impl DockerfileRule for CudaImageTagInvalid {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+        for stage in &ctx.model.stages {
+            // A FROM that uses a variable without a value is a template, not
+            // a reference to check.
+            if !stage.undefined_args.is_empty() {
+                continue;
+            }
+            if let BaseImage::Image(image) = &stage.base {
+                report(ctx, image, stage.base_span, out);
+            }
+            for dependency in &stage.dependencies {
+                if let DependencyTarget::Image(image) = &dependency.target {
+                    report(ctx, image, dependency.span, out);
+                }
+            }
+        }
+    }
+}
+
+fn report(ctx: &DockerfileContext<'_>, image: &ImageRef, span: Span, out: &mut Vec<Diagnostic>) {
+    let images = &ctx.knowledge.images;
+    // An ARG that expanded to nothing leaves an empty tag: the ARG is the
+    // problem (CU004's business), not the image.
+    if source_text(ctx, span).contains('$') && image.tag.as_deref().map_or(true, str::is_empty) {
+        return;
+    }
+    for problem in images.validate_tag(image) {
+        let mut diagnostic = Diagnostic::at(
+            &META,
+            span,
+            format!("`{}` cannot be pulled: the image {problem}", image.text),
+        )
+        .with_help(help(images, &problem));
+        if let Some(note) = note(images, image) {
+            diagnostic = diagnostic.with_note(note);
+        }
+        out.push(diagnostic);
+    }
+}
+
+fn help(images: &ImageKnowledge, problem: &TagProblem) -> String {
+    match problem {
+        TagProblem::NoTag
+        | TagProblem::Latest
+        | TagProblem::MissingVariant
+        | TagProblem::MissingOs => match example_tag(images) {
+            Some(tag) => format!("pin a full tag, e.g. `{tag}` (version-variant-os)"),
+            None => "pin a full tag: version, variant and OS".into(),
+        },
+        TagProblem::OsNotPublished { published, .. } => {
+            format!("pick a published OS: {}", published.join(", "))
+        }
+        TagProblem::VariantNotPublished { published, .. } => {
+            format!("pick a published variant: {}", published.join(", "))
+        }
+        TagProblem::UnknownVariant { known, .. } => {
+            format!("the variant is one of: {}", known.join(", "))
+        }
+        TagProblem::Malformed { expected, .. } => format!("tags have the form `{expected}`"),
+        TagProblem::VersionNotPublished { .. } => {
+            let supported: Vec<String> = images
+                .releases
+                .iter()
+                .filter(|r| r.status == ReleaseStatus::Supported)
+                .map(|r| r.version.to_string())
+                .collect();
+            format!("supported CUDA image releases: {}", supported.join(", "))
+        }
+    }
+}
+
+/// A full tag of the newest supported release, runtime on its first OS.
+fn example_tag(images: &ImageKnowledge) -> Option<String> {
+    images
+        .releases
+        .iter()
+        .filter(|r| r.status == ReleaseStatus::Supported && r.complete)
+        .find_map(|r| {
+            let os = r
+                .os_names()
+                .into_iter()
+                .find(|os| r.publishes("runtime", os) == Some(true))?;
+            Some(format!("{}-runtime-{os}", r.version))
+        })
+}
+
+fn note(images: &ImageKnowledge, image: &ImageRef) -> Option<String> {
+    let canonical = images.canonicalize(image);
+    if !images.is_nvidia_cuda(&canonical.repository) {
+        return None;
+    }
+    let release = canonical
+        .tag
+        .as_deref()
+        .and_then(|t| crate::knowledge::images::parse_cuda_tag(t).ok())
+        .and_then(|t| images.release(t.version));
+    Some(match (release, images.policy.as_ref()) {
+        (Some(release), _) => format!("published tags: {}", release.source),
+        (None, Some(policy)) => format!("nvidia/cuda has no `latest` tag: {}", policy.source),
+        (None, None) => images.nvidia_cuda_source.clone(),
+    })
+}
