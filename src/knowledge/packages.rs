@@ -42,6 +42,16 @@ pub struct PackageKnowledge {
     pub driver_exceptions: Vec<DriverPackage>,
     #[serde(default)]
     pub driver_installers: Vec<DriverPackage>,
+    /// What driver userspace in an image breaks, quoted in messages.
+    #[serde(default)]
+    pub driver_consequence: Consequence,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Consequence {
+    pub text: String,
+    pub source: String,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -185,6 +195,9 @@ impl PackageKnowledge {
     pub fn extend(&mut self, other: Self) {
         if !other.local_labels.source.is_empty() {
             self.local_labels = other.local_labels;
+        }
+        if !other.driver_consequence.text.is_empty() {
+            self.driver_consequence = other.driver_consequence;
         }
         merge(&mut self.index_urls, other.index_urls, |a, b| {
             a.prefix == b.prefix

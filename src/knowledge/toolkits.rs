@@ -252,6 +252,12 @@ impl ToolkitKnowledge {
             .copied()
     }
 
+    /// The newest release whose own minimum `driver` meets: the newest CUDA
+    /// that driver runs without minor-version-compatibility limits.
+    pub fn newest_release_for_driver(&self, driver: Version) -> Option<&Release> {
+        self.releases.iter().rev().find(|r| r.driver <= driver)
+    }
+
     /// The minor-version-compatibility floor of a CUDA major.
     pub fn minor_compat_floor(&self, major: u32) -> Option<&MinorCompat> {
         self.minor_compat.iter().find(|f| f.major == major)

@@ -1,8 +1,18 @@
 //! Dockerfile rules, one file each, and their registry.
 
+pub mod cu120_wheel_cuda_mismatch;
+pub mod cu121_driver_too_old_for_image;
+pub mod cu122_driver_libraries_in_image;
+pub mod cu132_cuda_arch_unsupported;
+pub mod cuda_facts;
 pub mod support;
 
 use super::DockerfileRule;
 
 /// Every Dockerfile rule, in code order.
-pub static RULES: &[&dyn DockerfileRule] = &[];
+pub static RULES: &[&dyn DockerfileRule] = &[
+    &cu120_wheel_cuda_mismatch::WheelCudaMismatch,
+    &cu121_driver_too_old_for_image::DriverTooOldForImage,
+    &cu122_driver_libraries_in_image::DriverLibrariesInImage,
+    &cu132_cuda_arch_unsupported::CudaArchUnsupported,
+];
