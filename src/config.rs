@@ -1,5 +1,23 @@
 //! Settings that change what rules look for (target driver, GPUs, trusted
-//! registries). Loading `.cudalint.toml` lives here too.
+//! registries), which rules run at which severity, and loading
+//! `.cudalint.toml`.
+//!
+//! The file is read into a raw, span-carrying form first so that every
+//! mistake in it (unknown key, unknown rule, bad severity) is reported at its
+//! `file:line:col`; only then is it turned into the resolved [`Config`].
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::checks::RuleMeta;
+use crate::diagnostic::Severity;
+use crate::source::SourceFile;
+
+/// The name of the configuration file looked up from the current directory.
+pub const CONFIG_FILE_NAME: &str = ".cudalint.toml";
 
 /// Facts about where the image will run and what the user trusts.
 #[derive(Clone, Debug, Default)]
@@ -10,4 +28,287 @@ pub struct Settings {
     pub target_gpus: Vec<String>,
     /// Registries whose images count as known (internal mirrors).
     pub trusted_registries: Vec<String>,
+    /// Extra knowledge files (`rules/*.toml` format) layered over the
+    /// embedded knowledge, in order.
+    pub knowledge_files: Vec<PathBuf>,
+}
+
+/// The lowest severity that makes `cudalint` exit with status 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum FailureThreshold {
+    Error,
+    Warning,
+    Info,
+    Style,
+    /// Never fail because of findings.
+    None,
+}
+
+impl FailureThreshold {
+    /// `warning`: errors and warnings fail a build; info and style findings
+    /// are printed but are advice, so they do not break CI by default.
+    pub const DEFAULT: FailureThreshold = FailureThreshold::Warning;
+
+    /// Whether a finding of `severity` reaches this threshold.
+    pub fn is_reached_by(self, severity: Severity) -> bool {
+        match self {
+            FailureThreshold::Error => severity >= Severity::Error,
+            FailureThreshold::Warning => severity >= Severity::Warning,
+            FailureThreshold::Info => severity >= Severity::Info,
+            FailureThreshold::Style => true,
+            FailureThreshold::None => false,
+        }
+    }
+}
+
+/// Which rules run, and at which severity.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RuleSelection {
+    /// When set, only these rules run (codes).
+    pub enable: Option<Vec<&'static str>>,
+    /// Rules that never run (codes); wins over `enable`.
+    pub disable: Vec<&'static str>,
+    /// Severity overrides by code.
+    pub severity: BTreeMap<&'static str, Severity>,
+}
+
+impl RuleSelection {
+    pub fn is_enabled(&self, code: &str) -> bool {
+        let selected = self
+            .enable
+            .as_ref()
+            .map_or(true, |enable| enable.contains(&code));
+        selected && !self.disable.contains(&code)
+    }
+
+    /// The severity findings of `code` are reported at.
+    pub fn severity_of(&self, code: &str, default: Severity) -> Severity {
+        self.severity.get(code).copied().unwrap_or(default)
+    }
+}
+
+/// A loaded `.cudalint.toml`, resolved.
+#[derive(Clone, Debug, Default)]
+pub struct Config {
+    /// The file it came from (`None`: no file, defaults).
+    pub path: Option<PathBuf>,
+    pub failure_threshold: Option<FailureThreshold>,
+    pub rules: RuleSelection,
+    pub settings: Settings,
+}
+
+/// Why a configuration file could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path}:{line}:{column}: {message}")]
+    Invalid {
+        path: PathBuf,
+        line: usize,
+        column: usize,
+        message: String,
+    },
+}
+
+/// The raw file, as written, with spans for everything we validate.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct RawConfig {
+    failure_threshold: Option<FailureThreshold>,
+    #[serde(default)]
+    rules: RawRules,
+    #[serde(default)]
+    target: RawTarget,
+    #[serde(default)]
+    registries: RawRegistries,
+    #[serde(default)]
+    knowledge: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRules {
+    enable: Option<Vec<Spanned<String>>>,
+    #[serde(default)]
+    disable: Vec<Spanned<String>>,
+    #[serde(default)]
+    severity: BTreeMap<Spanned<String>, Spanned<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    driver: Option<String>,
+    #[serde(default)]
+    gpus: Vec<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRegistries {
+    #[serde(default)]
+    trusted: Vec<String>,
+}
+
+/// The nearest `.cudalint.toml` in `start` or one of its parents.
+pub fn discover(start: &Path) -> Option<PathBuf> {
+    start
+        .ancestors()
+        .map(|dir| dir.join(CONFIG_FILE_NAME))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Read and resolve the configuration file at `path`, checking rule names
+/// against `rules`.
+pub fn load(path: &Path, rules: &[&'static RuleMeta]) -> Result<Config, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse(&text, path, rules)
+}
+
+/// Resolve configuration `text` that was read from `path` (used for error
+/// locations and to make knowledge paths relative to the file).
+pub fn parse(text: &str, path: &Path, rules: &[&'static RuleMeta]) -> Result<Config, ConfigError> {
+    let source = SourceFile::new(path.display().to_string(), text);
+    let invalid = |offset: usize, message: String| {
+        let at = source.line_col(offset);
+        ConfigError::Invalid {
+            path: path.to_path_buf(),
+            line: at.line,
+            column: at.column,
+            message,
+        }
+    };
+
+    let raw: RawConfig = toml::from_str(text).map_err(|error| {
+        let offset = error.span().map_or(0, |span| span.start);
+        invalid(offset, error.message().trim().to_string())
+    })?;
+
+    let resolve = |name: &Spanned<String>| -> Result<&'static str, ConfigError> {
+        find_rule(rules, name.get_ref())
+            .map(|meta| meta.code)
+            .ok_or_else(|| invalid(name.span().start, unknown_rule_message(name.get_ref())))
+    };
+
+    let enable = match &raw.rules.enable {
+        Some(names) => Some(names.iter().map(resolve).collect::<Result<Vec<_>, _>>()?),
+        None => None,
+    };
+    let disable = raw
+        .rules
+        .disable
+        .iter()
+        .map(resolve)
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut severity = BTreeMap::new();
+    for (name, level) in &raw.rules.severity {
+        let code = resolve(name)?;
+        let level = Severity::parse(level.get_ref()).ok_or_else(|| {
+            invalid(
+                level.span().start,
+                format!(
+                    "unknown severity `{}`; expected one of error, warning, info, style",
+                    level.get_ref()
+                ),
+            )
+        })?;
+        severity.insert(code, level);
+    }
+
+    let base_dir = path.parent().unwrap_or_else(|| Path::new(""));
+    Ok(Config {
+        path: Some(path.to_path_buf()),
+        failure_threshold: raw.failure_threshold,
+        rules: RuleSelection {
+            enable,
+            disable,
+            severity,
+        },
+        settings: Settings {
+            target_driver: raw.target.driver,
+            target_gpus: raw.target.gpus,
+            trusted_registries: raw.registries.trusted,
+            knowledge_files: raw.knowledge.iter().map(|f| base_dir.join(f)).collect(),
+        },
+    })
+}
+
+/// The rule `name` names: a code (`CU104`, any case) or a kebab-case name.
+pub fn find_rule(rules: &[&'static RuleMeta], name: &str) -> Option<&'static RuleMeta> {
+    let name = name.trim();
+    rules
+        .iter()
+        .copied()
+        .find(|meta| meta.code.eq_ignore_ascii_case(name) || meta.name == name)
+}
+
+/// The message for a rule reference that matches no rule.
+pub fn unknown_rule_message(name: &str) -> String {
+    format!("unknown rule `{name}` (see `cudalint rules` for codes and names)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{Category, FixAvailability};
+
+    static RULE: RuleMeta = RuleMeta {
+        code: "CU104",
+        name: "some-rule",
+        category: Category::Size,
+        default_severity: Severity::Warning,
+        fix: FixAvailability::None,
+        summary: "",
+        doc: "",
+    };
+
+    fn parse_str(text: &str) -> Result<Config, ConfigError> {
+        parse(text, Path::new("dir/.cudalint.toml"), &[&RULE])
+    }
+
+    #[test]
+    fn resolves_names_and_relative_paths() {
+        let config = parse_str(
+            "failure-threshold = \"error\"\nknowledge = [\"k.toml\"]\n[rules]\ndisable = [\"some-rule\"]\n[rules.severity]\ncu104 = \"info\"\n[target]\ndriver = \"535.104.05\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.failure_threshold, Some(FailureThreshold::Error));
+        assert_eq!(config.rules.disable, vec!["CU104"]);
+        assert_eq!(config.rules.severity.get("CU104"), Some(&Severity::Info));
+        assert_eq!(
+            config.settings.knowledge_files,
+            vec![PathBuf::from("dir/k.toml")]
+        );
+        assert!(!config.rules.is_enabled("CU104"));
+    }
+
+    #[test]
+    fn errors_point_at_the_offending_text() {
+        let error = parse_str("[rules]\ndisable = [\"CU104\", \"CU999\"]\n").unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "dir/.cudalint.toml:2:21: unknown rule `CU999` (see `cudalint rules` for codes and names)"
+        );
+        let error = parse_str("[rules.severity]\nCU104 = \"loud\"\n").unwrap_err();
+        assert!(error
+            .to_string()
+            .starts_with("dir/.cudalint.toml:2:9: unknown severity `loud`"));
+        let error = parse_str("[rules.severity]\nCU105 = \"info\"\n").unwrap_err();
+        assert!(error
+            .to_string()
+            .starts_with("dir/.cudalint.toml:2:1: unknown rule `CU105`"));
+        let error = parse_str("[target]\ndrivr = \"1\"\n").unwrap_err();
+        assert!(error
+            .to_string()
+            .starts_with("dir/.cudalint.toml:2:1: unknown field `drivr`"));
+    }
 }

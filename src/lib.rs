@@ -6,9 +6,13 @@
 //! `engine` applies configuration and suppressions; `render` prints.
 
 pub mod checks;
+pub mod cli;
 pub mod config;
 pub mod diagnostic;
 pub mod dockerfile;
+pub mod engine;
+pub mod fix;
 pub mod knowledge;
 pub mod render;
 pub mod source;
+pub mod suppress;

@@ -1,16 +1,37 @@
 //! The CUDA packaging facts the rules rest on, as a typed view of the TOML
-//! files under `rules/` (embedded at build time, overridable by the user).
+//! files under `rules/` (embedded at build time, extendable by the user).
 //!
 //! Each area has its own file and TOML table: `images`, `toolkits`,
 //! `packages`, `cupti`. A user file (`--knowledge FILE` or config) may hold
 //! any of those tables; its entries are added to (or replace) the embedded
 //! ones.
+//!
+//! # The area convention
+//!
+//! Every area module (`images`, `toolkits`, `packages`, `cupti`) provides, on
+//! its knowledge struct:
+//!
+//! - `pub fn from_toml(value: toml::Value) -> Result<Self, String>`: build the
+//!   area from its table (the value under the `[<area>]` key), checking every
+//!   entry; the error says which entry is wrong (the loader adds the file and
+//!   position).
+//! - `pub fn extend(&mut self, other: Self)`: add a later file's entries;
+//!   an entry with the same key as an existing one replaces it.
+//!
+//! Every entry in the TOML carries a `source` naming where the fact comes
+//! from (the source keys of `cuda-packaging.md`). An area may also expose a
+//! serde type for its table (as `images::ImagesToml`) so that the loader can
+//! point at the exact line of a bad value; areas without one are located at
+//! their table.
 
 pub mod cupti;
 pub mod images;
 pub mod packages;
 pub mod toolkits;
 pub mod version;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
 
 pub use version::Version;
 
@@ -21,4 +42,163 @@ pub struct Knowledge {
     pub toolkits: toolkits::ToolkitKnowledge,
     pub packages: packages::PackageKnowledge,
     pub cupti: cupti::CuptiKnowledge,
+}
+
+/// The knowledge files compiled into the binary, in load order. An area
+/// adds its line here when its file lands (`rules/toolkits.toml`, …).
+const EMBEDDED: &[(&str, &str)] = &[
+    ("rules/images.toml", include_str!("../../rules/images.toml")),
+    (
+        "rules/toolkits.toml",
+        include_str!("../../rules/toolkits.toml"),
+    ),
+    (
+        "rules/packages.toml",
+        include_str!("../../rules/packages.toml"),
+    ),
+];
+
+/// A knowledge file that cannot be read or does not hold valid knowledge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KnowledgeError {
+    /// The file as named (embedded files by their `rules/…` path).
+    pub path: String,
+    /// 1-based line and column of the problem, where known.
+    pub line: Option<usize>,
+    pub column: Option<usize>,
+    pub message: String,
+}
+
+impl fmt::Display for KnowledgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.line, self.column) {
+            (Some(line), Some(column)) => {
+                write!(f, "{}:{line}:{column}: {}", self.path, self.message)
+            }
+            (Some(line), None) => write!(f, "{}:{line}: {}", self.path, self.message),
+            _ => write!(f, "{}: {}", self.path, self.message),
+        }
+    }
+}
+
+impl std::error::Error for KnowledgeError {}
+
+/// The tables a knowledge file may hold. (`toml::Spanned` around a table
+/// that is only implied by `[[images.x]]` headers fails to deserialize, so
+/// area errors are located at the area's first header instead.)
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct KnowledgeFile {
+    images: Option<images::ImagesToml>,
+    toolkits: Option<toml::Value>,
+    packages: Option<toml::Value>,
+    cupti: Option<toml::Value>,
+}
+
+impl Knowledge {
+    /// The knowledge compiled into cudalint.
+    pub fn embedded() -> Result<Knowledge, KnowledgeError> {
+        let mut knowledge = Knowledge::default();
+        for (name, text) in EMBEDDED {
+            knowledge.merge_text(name, text)?;
+        }
+        Ok(knowledge)
+    }
+
+    /// The embedded knowledge extended by `extra_files`, in order.
+    pub fn load(extra_files: &[PathBuf]) -> Result<Knowledge, KnowledgeError> {
+        let mut knowledge = Knowledge::embedded()?;
+        for path in extra_files {
+            knowledge.merge_file(path)?;
+        }
+        Ok(knowledge)
+    }
+
+    /// Read `path` and add its tables.
+    pub fn merge_file(&mut self, path: &Path) -> Result<(), KnowledgeError> {
+        let text = std::fs::read_to_string(path).map_err(|e| KnowledgeError {
+            path: path.display().to_string(),
+            line: None,
+            column: None,
+            message: format!("cannot read knowledge file: {e}"),
+        })?;
+        self.merge_text(&path.display().to_string(), &text)
+    }
+
+    /// Add the tables of a knowledge file's `text`; `origin` names it in errors.
+    pub fn merge_text(&mut self, origin: &str, text: &str) -> Result<(), KnowledgeError> {
+        let locate = |offset: Option<usize>, message: String| {
+            let (line, column) = match offset {
+                Some(offset) => {
+                    let position = line_col(text, offset);
+                    (Some(position.0), Some(position.1))
+                }
+                None => (None, None),
+            };
+            KnowledgeError {
+                path: origin.to_string(),
+                line,
+                column,
+                message,
+            }
+        };
+        let file: KnowledgeFile = toml::from_str(text).map_err(|e| {
+            locate(
+                e.span().map(|s| s.start),
+                e.message().trim_end().to_string(),
+            )
+        })?;
+        if let Some(table) = file.images {
+            let start = table_header(text, "images");
+            let area = images::ImageKnowledge::from_raw(table).map_err(|m| locate(start, m))?;
+            self.images.extend(area);
+        }
+        if let Some(table) = file.toolkits {
+            let start = table_header(text, "toolkits");
+            let area =
+                toolkits::ToolkitKnowledge::from_toml(table).map_err(|m| locate(start, m))?;
+            self.toolkits.extend(area);
+        }
+        if let Some(table) = file.packages {
+            let start = table_header(text, "packages");
+            let area =
+                packages::PackageKnowledge::from_toml(table).map_err(|m| locate(start, m))?;
+            self.packages.extend(area);
+        }
+        if let Some(table) = file.cupti {
+            let start = table_header(text, "cupti");
+            let area = cupti::CuptiKnowledge::from_toml(table).map_err(|m| locate(start, m))?;
+            self.cupti.extend(area);
+        }
+        Ok(())
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset` in `text`.
+fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = text.get(..offset).unwrap_or("");
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let column = before.get(line_start..).unwrap_or("").chars().count() + 1;
+    (line, column)
+}
+
+/// Byte offset of the first line that opens table `area` (`[area]`,
+/// `[area.x]`, `[[area.x]]`) or sets a dotted key `area.x = …`.
+fn table_header(text: &str, area: &str) -> Option<usize> {
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_start().trim_start_matches('[').trim_start();
+        if let Some(rest) = body.strip_prefix(area) {
+            if rest.trim_start().starts_with(['.', ']', '=']) {
+                return Some(offset + (line.len() - line.trim_start().len()));
+            }
+        }
+        offset += line.len();
+    }
+    None
 }

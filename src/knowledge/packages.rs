@@ -174,21 +174,21 @@ pub struct FoundDriverInstall<'k> {
 
 impl PackageKnowledge {
     /// The knowledge shipped with cudalint.
-    pub fn embedded() -> Result<Self, toml::de::Error> {
-        let value: toml::Value = toml::from_str(EMBEDDED)?;
+    pub fn embedded() -> Result<Self, String> {
+        let value: toml::Value = toml::from_str(EMBEDDED).map_err(|e| e.to_string())?;
         Self::from_toml(value)
     }
 
     /// Reads a whole knowledge document (taking its `[packages]` table) or
     /// the table itself.
-    pub fn from_toml(value: toml::Value) -> Result<Self, toml::de::Error> {
+    pub fn from_toml(value: toml::Value) -> Result<Self, String> {
         let table = match value {
             toml::Value::Table(mut doc) if doc.contains_key("packages") => doc
                 .remove("packages")
                 .unwrap_or(toml::Value::Table(Default::default())),
             other => other,
         };
-        table.try_into()
+        table.try_into().map_err(|e: toml::de::Error| e.to_string())
     }
 
     /// Adds `other`'s entries; an entry with the same key replaces ours.

@@ -156,21 +156,23 @@ pub enum ArchSupport<'k> {
 
 impl ToolkitKnowledge {
     /// The knowledge shipped with cudalint.
-    pub fn embedded() -> Result<Self, toml::de::Error> {
-        let value: toml::Value = toml::from_str(EMBEDDED)?;
+    pub fn embedded() -> Result<Self, String> {
+        let value: toml::Value = toml::from_str(EMBEDDED).map_err(|e| e.to_string())?;
         Self::from_toml(value)
     }
 
     /// Reads a whole knowledge document (taking its `[toolkits]` table) or
     /// the table itself.
-    pub fn from_toml(value: toml::Value) -> Result<Self, toml::de::Error> {
+    pub fn from_toml(value: toml::Value) -> Result<Self, String> {
         let table = match value {
             toml::Value::Table(mut doc) if doc.contains_key("toolkits") => doc
                 .remove("toolkits")
                 .unwrap_or(toml::Value::Table(Default::default())),
             other => other,
         };
-        let mut knowledge: ToolkitKnowledge = table.try_into()?;
+        let mut knowledge: ToolkitKnowledge = table
+            .try_into()
+            .map_err(|e: toml::de::Error| e.to_string())?;
         knowledge.sort();
         Ok(knowledge)
     }

@@ -7,6 +7,27 @@ use crate::checks::RuleMeta;
 use crate::diagnostic::Diagnostic;
 use crate::source::SourceFile;
 
+mod checkstyle;
+mod github;
+mod gitlab;
+mod json;
+mod junit;
+mod sarif;
+mod shared;
+mod text;
+
+/// Where every rule's documentation page lives; `<CODE>.md` is appended.
+/// SARIF `helpUri`, JSON and text output all link through [`rule_doc_url`].
+pub const RULE_DOCS_BASE_URL: &str = "https://github.com/cudalint/cudalint/blob/main/docs/rules/";
+
+/// The project page, for tool metadata in machine-readable formats.
+pub const TOOL_INFORMATION_URI: &str = "https://github.com/cudalint/cudalint";
+
+/// The documentation page of rule `code`.
+pub fn rule_doc_url(code: &str) -> String {
+    format!("{RULE_DOCS_BASE_URL}{code}.md")
+}
+
 /// Everything a format may print.
 pub struct Report<'a> {
     /// Findings, already filtered and sorted by the engine.
@@ -40,6 +61,13 @@ pub fn render(
     out: &mut dyn Write,
     color: bool,
 ) -> io::Result<()> {
-    let _ = (format, report, out, color);
-    Ok(())
+    match format {
+        Format::Text => text::render(report, out, color),
+        Format::Json => json::render(report, out),
+        Format::Sarif => sarif::render(report, out),
+        Format::Checkstyle => checkstyle::render(report, out),
+        Format::Junit => junit::render(report, out),
+        Format::Gitlab => gitlab::render(report, out),
+        Format::Github => github::render(report, out),
+    }
 }

@@ -1,5 +1,10 @@
 //! Dockerfile rules, one file each, and their registry.
 
+pub mod cu001;
+pub mod cu002;
+pub mod cu003;
+pub mod cu004;
+pub mod cu005;
 pub mod cu120_wheel_cuda_mismatch;
 pub mod cu121_driver_too_old_for_image;
 pub mod cu122_driver_libraries_in_image;
@@ -11,6 +16,11 @@ use super::DockerfileRule;
 
 /// Every Dockerfile rule, in code order.
 pub static RULES: &[&dyn DockerfileRule] = &[
+    &cu001::SyntaxError,
+    &cu002::UnknownStageReference,
+    &cu003::UnusedStage,
+    &cu004::UndefinedArgInFrom,
+    &cu005::UnknownRuleInSuppression,
     &cu120_wheel_cuda_mismatch::WheelCudaMismatch,
     &cu121_driver_too_old_for_image::DriverTooOldForImage,
     &cu122_driver_libraries_in_image::DriverLibrariesInImage,

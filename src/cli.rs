@@ -1,0 +1,459 @@
+//! The command line: arguments, merging flags over `.cudalint.toml`,
+//! choosing the output, and exit codes (0 clean, 1 findings at or above the
+//! failure threshold, 2 could not lint). `main.rs` only calls [`main_with`].
+
+use std::ffi::OsString;
+use std::io::{self, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{bail, Context};
+use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+
+use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::config::{self, Config, FailureThreshold};
+use crate::diagnostic::Diagnostic;
+use crate::dockerfile::model::BuildOptions;
+use crate::engine::{self, Engine, EngineOptions, Input};
+use crate::fix::{self, FixOptions};
+use crate::knowledge::Knowledge;
+use crate::render::{self, Format, Report};
+use crate::source::SourceFile;
+
+/// Exit status when findings reach the failure threshold.
+const EXIT_FINDINGS: u8 = 1;
+/// Exit status when something could not be linted (bad input, config, usage).
+const EXIT_ERROR: u8 = 2;
+
+/// Lints CUDA packaging in Dockerfiles.
+///
+/// `cudalint Dockerfile` is short for `cudalint lint Dockerfile`.
+#[derive(Debug, Parser)]
+#[command(
+    name = "cudalint",
+    version,
+    about,
+    args_conflicts_with_subcommands = true,
+    subcommand_negates_reqs = true
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    #[command(flatten)]
+    lint: LintArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Lint Dockerfiles (the default command).
+    Lint(LintArgs),
+    /// Apply automatic fixes (prints a diff unless --write).
+    Fix(FixArgs),
+    /// List every rule: code, name, category, severity, fix.
+    Rules,
+    /// Show a rule's documentation.
+    Explain {
+        /// A rule code (`CU002`) or name (`unknown-stage-reference`).
+        rule: String,
+    },
+    /// Print a shell completion script.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+}
+
+#[derive(Debug, Args)]
+struct LintArgs {
+    /// Dockerfiles to lint; `-` reads standard input.
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Lowest severity that makes the exit status 1 [default: warning].
+    #[arg(long, value_enum)]
+    failure_threshold: Option<FailureThreshold>,
+    /// Colour the text output: auto means when stdout is a terminal and
+    /// NO_COLOR is unset.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+#[derive(Debug, Args)]
+struct FixArgs {
+    /// Dockerfiles to fix; `-` reads standard input.
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+    /// Print a unified diff of the fixes (the default without --write).
+    #[arg(long)]
+    diff: bool,
+    /// Write the fixed files back (for `-`, print the fixed text).
+    #[arg(long)]
+    write: bool,
+    /// Also apply fixes that may change behaviour.
+    #[arg(long)]
+    unsafe_fixes: bool,
+    /// Lowest severity of remaining findings that makes the exit status 1.
+    #[arg(long, value_enum)]
+    failure_threshold: Option<FailureThreshold>,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// Options `lint` and `fix` share: configuration and the build being linted.
+#[derive(Debug, Args)]
+struct CommonArgs {
+    /// Use this configuration file instead of looking for .cudalint.toml.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    config: Option<PathBuf>,
+    /// Ignore every .cudalint.toml.
+    #[arg(long)]
+    no_config: bool,
+    /// A build argument, as `docker build --build-arg` (repeatable).
+    #[arg(long = "build-arg", value_name = "KEY=VALUE", value_parser = parse_build_arg)]
+    build_args: Vec<(String, String)>,
+    /// The stage being built, as `docker build --target`.
+    #[arg(long, value_name = "STAGE")]
+    target: Option<String>,
+    /// Driver version of the hosts the image runs on, or `host` for this
+    /// machine's driver.
+    #[arg(long, value_name = "VERSION|host")]
+    driver: Option<String>,
+    /// Extra knowledge file layered over the built-in facts (repeatable).
+    #[arg(long, value_name = "FILE")]
+    knowledge: Vec<PathBuf>,
+    /// Do not run this rule, by code or name (repeatable).
+    #[arg(long, value_name = "RULE")]
+    ignore: Vec<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// `KEY=VALUE`; a bare `KEY` takes its value from the environment, as
+/// `docker build --build-arg KEY` does.
+fn parse_build_arg(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some(("", _)) => Err("the build argument name is empty".into()),
+        Some((key, value)) => Ok((key.to_string(), value.to_string())),
+        None => std::env::var(text)
+            .map(|value| (text.to_string(), value))
+            .map_err(|_| format!("expected KEY=VALUE, and `{text}` is not set in the environment")),
+    }
+}
+
+/// Parse `args` and run; usage errors print clap's message and give 2
+/// (help and version give 0). Errors are for the caller to print.
+pub fn main_with(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode> {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            error.print()?;
+            // clap uses 2 for usage errors already; keep it explicit.
+            return Ok(if error.use_stderr() {
+                ExitCode::from(EXIT_ERROR)
+            } else {
+                ExitCode::SUCCESS
+            });
+        }
+    };
+    let stdout = io::stdout();
+    let mut out = io::BufWriter::new(stdout.lock());
+    let code = run(cli, &mut out)?;
+    out.flush()?;
+    Ok(code)
+}
+
+/// Run a parsed command line, writing results to `out`.
+pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        None => lint(cli.lint, out),
+        Some(Command::Lint(args)) => lint(args, out),
+        Some(Command::Fix(args)) => fix(args, out),
+        Some(Command::Rules) => {
+            print_rules(&engine::all_rule_metas(), out)?;
+            Ok(ExitCode::SUCCESS)
+        }
+        Some(Command::Explain { rule }) => explain(&rule, out),
+        Some(Command::Completions { shell }) => {
+            clap_complete::generate(shell, &mut Cli::command(), "cudalint", out);
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+/// Configuration file, then flags over it.
+struct Resolved {
+    engine: Engine,
+    threshold: FailureThreshold,
+}
+
+fn resolve(common: &CommonArgs, threshold: Option<FailureThreshold>) -> anyhow::Result<Resolved> {
+    let rules = engine::all_rule_metas();
+    let config = if common.no_config {
+        Config::default()
+    } else if let Some(path) = &common.config {
+        config::load(path, &rules)?
+    } else {
+        let cwd = std::env::current_dir().context("cannot read the current directory")?;
+        match config::discover(&cwd) {
+            Some(path) => config::load(&path, &rules)?,
+            None => Config::default(),
+        }
+    };
+
+    let mut selection = config.rules;
+    for name in &common.ignore {
+        match config::find_rule(&rules, name) {
+            Some(meta) => selection.disable.push(meta.code),
+            None => bail!("--ignore: {}", config::unknown_rule_message(name)),
+        }
+    }
+    let mut settings = config.settings;
+    if let Some(driver) = &common.driver {
+        settings.target_driver = Some(if driver == "host" {
+            crate::knowledge::toolkits::host_driver_version()
+                .map_err(|reason| anyhow::anyhow!("--driver host: {reason}"))?
+        } else {
+            driver.clone()
+        });
+    }
+    settings
+        .knowledge_files
+        .extend(common.knowledge.iter().cloned());
+    let knowledge = load_knowledge(&settings.knowledge_files)?;
+
+    let options = EngineOptions {
+        selection,
+        settings,
+        build: BuildOptions {
+            build_args: common.build_args.clone(),
+            target: common.target.clone(),
+        },
+        knowledge,
+    };
+    Ok(Resolved {
+        engine: Engine::new(options),
+        threshold: threshold
+            .or(config.failure_threshold)
+            .unwrap_or(FailureThreshold::DEFAULT),
+    })
+}
+
+/// The embedded knowledge with the user's files over it. Every file must be
+/// readable; layering their entries is the knowledge loader's job (see the
+/// `knowledge` module), which this hands them to.
+fn load_knowledge(files: &[PathBuf]) -> anyhow::Result<Knowledge> {
+    for file in files {
+        std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read knowledge file {}", file.display()))?;
+    }
+    Ok(Knowledge::default())
+}
+
+fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let resolved = resolve(&args.common, args.failure_threshold)?;
+    let mut sources: Vec<SourceFile> = Vec::new();
+    let mut diagnostics: Vec<Diagnostic> = Vec::new();
+    let mut inputs: Vec<String> = Vec::new();
+    let mut unreadable = false;
+    for file in &args.files {
+        let input = Input::from_arg(file);
+        match resolved.engine.lint_input(&input) {
+            Ok(linted) => {
+                inputs.push(linted.source.name.clone());
+                diagnostics.extend(linted.diagnostics);
+                sources.push(linted.source);
+            }
+            Err(error) => {
+                // The other files are still linted and reported.
+                unreadable = true;
+                eprintln!("cudalint: error: {}", error_chain(&error));
+            }
+        }
+    }
+    engine::sort_diagnostics(&mut diagnostics);
+    let report = Report {
+        diagnostics: &diagnostics,
+        rules: resolved.engine.rule_metas(),
+        sources: &sources,
+        inputs: &inputs,
+        tool_version: env!("CARGO_PKG_VERSION"),
+    };
+    render::render(args.format, &report, out, use_color(args.color))?;
+
+    Ok(if unreadable {
+        ExitCode::from(EXIT_ERROR)
+    } else {
+        exit_for(&diagnostics, resolved.threshold)
+    })
+}
+
+fn fix(args: FixArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let resolved = resolve(&args.common, args.failure_threshold)?;
+    let options = FixOptions {
+        unsafe_fixes: args.unsafe_fixes,
+    };
+    let mut remaining = Vec::new();
+    for file in &args.files {
+        let input = Input::from_arg(file);
+        let source = engine::read_input(&input)?;
+        let outcome = fix::fix_source(&resolved.engine, &source, options);
+        if args.diff || !args.write {
+            out.write_all(fix::unified_diff(&source.name, &source.text, &outcome.text).as_bytes())?;
+        }
+        if args.write && outcome.applied > 0 {
+            match &input {
+                Input::Stdin => out.write_all(outcome.text.as_bytes())?,
+                Input::Path(path) => write_fixed(path, &outcome.text)?,
+            }
+        }
+        let unfixed_note = if outcome.remaining.iter().any(|d| {
+            d.fix
+                .as_ref()
+                .is_some_and(|f| f.safety == crate::diagnostic::FixSafety::Unsafe)
+        }) && !args.unsafe_fixes
+        {
+            " (more with --unsafe-fixes)"
+        } else {
+            ""
+        };
+        let verb = if args.write { "fixed" } else { "would fix" };
+        eprintln!(
+            "{}: {verb} {} finding(s), {} remaining{unfixed_note}",
+            source.name,
+            outcome.applied,
+            outcome.remaining.len()
+        );
+        remaining.extend(outcome.remaining);
+    }
+    Ok(exit_for(&remaining, resolved.threshold))
+}
+
+/// Write `text` over `path`, refusing files whose bytes are not UTF-8:
+/// they were linted with replacement characters, which must not end up on
+/// disk.
+fn write_fixed(path: &Path, text: &str) -> anyhow::Result<()> {
+    let original =
+        std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if std::str::from_utf8(&original).is_err() {
+        bail!(
+            "{} is not valid UTF-8; not writing fixes to it",
+            path.display()
+        );
+    }
+    std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn exit_for(diagnostics: &[Diagnostic], threshold: FailureThreshold) -> ExitCode {
+    if diagnostics
+        .iter()
+        .any(|d| threshold.is_reached_by(d.severity))
+    {
+        ExitCode::from(EXIT_FINDINGS)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn use_color(choice: ColorChoice) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        // https://no-color.org: a set, non-empty NO_COLOR turns colour off.
+        ColorChoice::Auto => {
+            std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
+                && io::stdout().is_terminal()
+        }
+    }
+}
+
+fn error_chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
+    text
+}
+
+fn category_name(category: Category) -> &'static str {
+    match category {
+        Category::Structure => "structure",
+        Category::Size => "size",
+        Category::Compatibility => "compatibility",
+        Category::Correctness => "correctness",
+    }
+}
+
+fn fix_name(fix: FixAvailability) -> &'static str {
+    match fix {
+        FixAvailability::None => "-",
+        FixAvailability::Sometimes => "sometimes",
+        FixAvailability::Always => "always",
+    }
+}
+
+fn print_rules(rules: &[&'static RuleMeta], out: &mut dyn Write) -> io::Result<()> {
+    let name_width = rules.iter().map(|r| r.name.len()).max().unwrap_or(4).max(4);
+    writeln!(
+        out,
+        "{:<5}  {:<name_width$}  {:<13}  {:<8}  {:<9}  SUMMARY",
+        "CODE", "NAME", "CATEGORY", "SEVERITY", "FIX"
+    )?;
+    for rule in rules {
+        writeln!(
+            out,
+            "{:<5}  {:<name_width$}  {:<13}  {:<8}  {:<9}  {}",
+            rule.code,
+            rule.name,
+            category_name(rule.category),
+            rule.default_severity.as_str(),
+            fix_name(rule.fix),
+            rule.summary
+        )?;
+    }
+    Ok(())
+}
+
+fn explain(rule: &str, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let rules = engine::all_rule_metas();
+    let Some(meta) = config::find_rule(&rules, rule) else {
+        bail!("{}", config::unknown_rule_message(rule));
+    };
+    writeln!(
+        out,
+        "{} {} ({}, {}, fix: {})\n",
+        meta.code,
+        meta.name,
+        meta.default_severity,
+        category_name(meta.category),
+        fix_name(meta.fix)
+    )?;
+    out.write_all(meta.doc.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `error` is, somewhere in its chain, a closed pipe (`cudalint … |
+/// head`): that is the reader's choice, not a failure.
+pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// The exit status for an error that stopped the run.
+pub fn error_exit_code() -> ExitCode {
+    ExitCode::from(EXIT_ERROR)
+}

@@ -1,0 +1,308 @@
+//! The lint engine: reads an input, parses and models it, runs every enabled
+//! rule, and then — in this one place — applies suppressions, rule
+//! selection and severity overrides, fills in origins and line/columns, and
+//! sorts. Rules only ever report at their default severity (cargo-deny's
+//! single sink), so what the user sees never depends on which rule ran.
+
+use std::io::Read;
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+
+use crate::checks::dockerfile::{cu001, cu005, RULES};
+use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::config::{RuleSelection, Settings};
+use crate::diagnostic::{Diagnostic, Location, Severity};
+use crate::dockerfile::model::BuildOptions;
+use crate::knowledge::Knowledge;
+use crate::source::{SourceFile, Span};
+use crate::suppress::Suppressions;
+
+/// Reported when a rule panics: the run goes on, and the crash is a finding
+/// (never silence) that names the rule.
+pub static INTERNAL_ERROR: RuleMeta = RuleMeta {
+    code: "CU000",
+    name: "internal-error",
+    category: Category::Structure,
+    default_severity: Severity::Error,
+    fix: FixAvailability::None,
+    summary: "A rule crashed; its findings for this file are missing",
+    doc: include_str!("../docs/rules/CU000.md"),
+};
+
+/// The name a finding's origin gets for standard input.
+pub const STDIN_NAME: &str = "<stdin>";
+
+/// Something to lint. Images will join as another variant, with findings at
+/// [`Location::Image`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A Dockerfile on disk.
+    Path(PathBuf),
+    /// A Dockerfile read from standard input (`-`).
+    Stdin,
+}
+
+impl Input {
+    /// The input a command-line argument names (`-` is standard input).
+    pub fn from_arg(arg: impl AsRef<Path>) -> Input {
+        let arg = arg.as_ref();
+        if arg.as_os_str() == "-" {
+            Input::Stdin
+        } else {
+            Input::Path(arg.to_path_buf())
+        }
+    }
+
+    /// The name findings carry as their origin.
+    pub fn name(&self) -> String {
+        match self {
+            Input::Path(path) => path.display().to_string(),
+            Input::Stdin => STDIN_NAME.to_string(),
+        }
+    }
+}
+
+/// Why an input could not be linted at all.
+#[derive(Debug, thiserror::Error)]
+pub enum InputError {
+    #[error("cannot read {path}: it is a directory")]
+    Directory { path: PathBuf },
+    #[error("cannot read {path}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("cannot read standard input")]
+    Stdin(#[source] std::io::Error),
+}
+
+/// The findings for one input, and its text (for snippets and fixes).
+#[derive(Clone, Debug)]
+pub struct Linted {
+    pub source: SourceFile,
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+/// What the engine needs besides the rules: which rules, at which severity,
+/// for which build, against which knowledge.
+#[derive(Clone, Debug, Default)]
+pub struct EngineOptions {
+    pub selection: RuleSelection,
+    pub settings: Settings,
+    pub build: BuildOptions,
+    pub knowledge: Knowledge,
+}
+
+/// Runs a fixed set of rules with fixed options over inputs.
+pub struct Engine {
+    rules: Vec<&'static dyn DockerfileRule>,
+    metas: Vec<&'static RuleMeta>,
+    options: EngineOptions,
+}
+
+/// Every rule's metadata, the engine's own [`INTERNAL_ERROR`] first.
+pub fn all_rule_metas() -> Vec<&'static RuleMeta> {
+    std::iter::once(&INTERNAL_ERROR)
+        .chain(RULES.iter().map(|rule| rule.meta()))
+        .collect()
+}
+
+impl Engine {
+    /// An engine running every registered rule.
+    pub fn new(options: EngineOptions) -> Self {
+        Engine::with_rules(options, RULES.to_vec())
+    }
+
+    /// An engine running `rules` (tests use this to add their own rules).
+    pub fn with_rules(options: EngineOptions, rules: Vec<&'static dyn DockerfileRule>) -> Self {
+        let mut metas: Vec<&'static RuleMeta> = vec![&INTERNAL_ERROR];
+        metas.extend(rules.iter().map(|rule| rule.meta()));
+        // CU001 and CU005 are made by the engine itself, so they must be
+        // known even to an engine built with a custom rule list.
+        for meta in [&cu001::META, &cu005::META] {
+            if !metas.iter().any(|known| known.code == meta.code) {
+                metas.push(meta);
+            }
+        }
+        Engine {
+            rules,
+            metas,
+            options,
+        }
+    }
+
+    /// Metadata of every rule this engine knows, for renderers.
+    pub fn rule_metas(&self) -> &[&'static RuleMeta] {
+        &self.metas
+    }
+
+    pub fn options(&self) -> &EngineOptions {
+        &self.options
+    }
+
+    /// Read `input` and lint it.
+    pub fn lint_input(&self, input: &Input) -> Result<Linted, InputError> {
+        let source = read_input(input)?;
+        let diagnostics = self.lint_source(&source);
+        Ok(Linted {
+            source,
+            diagnostics,
+        })
+    }
+
+    /// Lint a Dockerfile's text; findings come back final: suppressed,
+    /// re-graded, located and sorted.
+    pub fn lint_source(&self, source: &SourceFile) -> Vec<Diagnostic> {
+        let mut raw = Vec::new();
+        let suppressions = match crate::dockerfile::parse(&source.text) {
+            Err(error) => {
+                raw.push(
+                    Diagnostic::at(&cu001::META, clamp(error.span, source), error.message)
+                        .with_help("BuildKit rejects this file; fix the syntax first"),
+                );
+                Suppressions::default()
+            }
+            Ok(dockerfile) => {
+                let model = crate::dockerfile::build_model(&dockerfile, &self.options.build);
+                let ctx = DockerfileContext {
+                    source,
+                    dockerfile: &dockerfile,
+                    model: &model,
+                    knowledge: &self.options.knowledge,
+                    settings: &self.options.settings,
+                };
+                for rule in &self.rules {
+                    if self.options.selection.is_enabled(rule.meta().code) {
+                        run_rule(*rule, &ctx, &mut raw);
+                    }
+                }
+                let suppressions = Suppressions::collect(&dockerfile, &self.metas);
+                for unknown in &suppressions.unknown {
+                    raw.push(
+                        Diagnostic::at(
+                            &cu005::META,
+                            unknown.span,
+                            format!("suppression names unknown rule `{}`", unknown.name),
+                        )
+                        .with_help("use a rule code or name from `cudalint rules`"),
+                    );
+                }
+                suppressions
+            }
+        };
+        self.finish(source, raw, &suppressions)
+    }
+
+    /// The one sink every finding passes through.
+    fn finish(
+        &self,
+        source: &SourceFile,
+        raw: Vec<Diagnostic>,
+        suppressions: &Suppressions,
+    ) -> Vec<Diagnostic> {
+        let selection = &self.options.selection;
+        let mut findings: Vec<Diagnostic> = raw
+            .into_iter()
+            .filter(|d| d.code == INTERNAL_ERROR.code || selection.is_enabled(d.code))
+            .filter(|d| d.code == INTERNAL_ERROR.code || !suppressions.suppresses(d))
+            .map(|mut d| {
+                d.severity = selection.severity_of(d.code, d.severity);
+                d.origin.clone_from(&source.name);
+                if let Location::Source { span, start, end } = &mut d.location {
+                    *span = clamp(*span, source);
+                    *start = Some(source.line_col(span.start));
+                    *end = Some(source.line_col(span.end));
+                }
+                d
+            })
+            .collect();
+        sort_diagnostics(&mut findings);
+        findings
+    }
+}
+
+/// Sort findings the same way on every run: origin, line, column, code,
+/// message. Findings without a line (image, whole file) come first.
+pub fn sort_diagnostics(findings: &mut [Diagnostic]) {
+    findings.sort_by(|a, b| {
+        (&a.origin, a.start(), a.code, &a.message).cmp(&(&b.origin, b.start(), b.code, &b.message))
+    });
+}
+
+/// Run one rule, turning a panic into a finding so that a bug in one rule
+/// neither kills the run nor silently drops the file's other findings.
+fn run_rule(rule: &dyn DockerfileRule, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+    let mut found = Vec::new();
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| rule.check(ctx, &mut found)));
+    match outcome {
+        Ok(()) => out.append(&mut found),
+        Err(payload) => {
+            let reason = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            let meta = rule.meta();
+            let mut crash = Diagnostic::at(
+                &INTERNAL_ERROR,
+                Span::default(),
+                format!(
+                    "rule {} ({}) crashed: {reason}; its findings for this file are missing",
+                    meta.code, meta.name
+                ),
+            )
+            .with_help("please report this bug with the Dockerfile that triggers it");
+            crash.location = Location::File;
+            out.push(crash);
+        }
+    }
+}
+
+/// Keep a span inside the text and on character boundaries, so a rule's
+/// off-by-one can never make rendering or fixing panic.
+fn clamp(span: Span, source: &SourceFile) -> Span {
+    let text = &source.text;
+    let floor = |mut offset: usize| {
+        offset = offset.min(text.len());
+        while !text.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        offset
+    };
+    let start = floor(span.start);
+    Span::new(start, floor(span.end).max(start))
+}
+
+/// Read `input` into a source file. Invalid UTF-8 is replaced rather than
+/// rejected: BuildKit itself accepts such bytes, and one odd byte in a
+/// comment should not hide every other finding.
+pub fn read_input(input: &Input) -> Result<SourceFile, InputError> {
+    let bytes = match input {
+        Input::Stdin => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut bytes)
+                .map_err(InputError::Stdin)?;
+            bytes
+        }
+        Input::Path(path) => read_file(path)?,
+    };
+    Ok(SourceFile::new(
+        input.name(),
+        String::from_utf8_lossy(&bytes).into_owned(),
+    ))
+}
+
+fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {
+    if path.is_dir() {
+        return Err(InputError::Directory {
+            path: path.to_path_buf(),
+        });
+    }
+    std::fs::read(path).map_err(|source| InputError::Read {
+        path: path.to_path_buf(),
+        source,
+    })
+}

@@ -1,0 +1,280 @@
+//! The `cudalint` binary end to end: commands, flags over config, exit
+//! codes (0 clean, 1 findings at/above the threshold, 2 could not lint).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// A fresh directory per test, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("cudalint-cli-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn cudalint(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cudalint"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .output()
+        .unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A warning (CU004) and an info finding (CU003), nothing else.
+const WARNING_AND_INFO: &str = "\
+FROM ${BASE} AS tools
+RUN echo tools
+
+FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
+RUN echo runtime
+";
+
+/// Only an info finding (CU003).
+const INFO_ONLY: &str = "\
+FROM python:3.11-slim AS docs
+RUN pip install mkdocs
+
+FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04
+RUN echo runtime
+";
+
+fn json_codes(output: &Output) -> Vec<String> {
+    let value: serde_json::Value = serde_json::from_slice(&output.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(output)));
+    let mut codes = Vec::new();
+    collect_codes(&value, &mut codes);
+    codes
+}
+
+/// Every `"code": "CU…"` anywhere in the JSON, in order.
+fn collect_codes(value: &serde_json::Value, codes: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(map) => {
+            for (key, inner) in map {
+                match inner {
+                    serde_json::Value::String(code) if key == "code" && code.starts_with("CU") => {
+                        codes.push(code.clone())
+                    }
+                    _ => collect_codes(inner, codes),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|i| collect_codes(i, codes)),
+        _ => {}
+    }
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = TempDir::new("usage");
+    assert_eq!(cudalint(&dir.0, &[]).status.code(), Some(2));
+    assert_eq!(
+        cudalint(&dir.0, &["--no-such-flag", "x"]).status.code(),
+        Some(2)
+    );
+    assert_eq!(
+        cudalint(&dir.0, &["--format", "yaml", "Dockerfile"])
+            .status
+            .code(),
+        Some(2)
+    );
+    assert_eq!(cudalint(&dir.0, &["--help"]).status.code(), Some(0));
+}
+
+#[test]
+fn a_missing_file_exits_2_naming_it_and_other_files_are_still_linted() {
+    let dir = TempDir::new("missing");
+    dir.write("Dockerfile", INFO_ONLY);
+    let output = cudalint(
+        &dir.0,
+        &["--format", "json", "Dockerfile", "nope.Dockerfile"],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("nope.Dockerfile"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(json_codes(&output), ["CU003"]);
+}
+
+#[test]
+fn exit_status_follows_the_failure_threshold() {
+    let dir = TempDir::new("threshold");
+    dir.write("warn.Dockerfile", WARNING_AND_INFO);
+    dir.write("info.Dockerfile", INFO_ONLY);
+    // Default threshold is warning: info alone passes, a warning fails.
+    assert_eq!(
+        cudalint(&dir.0, &["info.Dockerfile"]).status.code(),
+        Some(0)
+    );
+    assert_eq!(
+        cudalint(&dir.0, &["warn.Dockerfile"]).status.code(),
+        Some(1)
+    );
+    let with = |threshold: &str, file: &str| {
+        cudalint(&dir.0, &["--failure-threshold", threshold, file])
+            .status
+            .code()
+    };
+    assert_eq!(with("info", "info.Dockerfile"), Some(1));
+    assert_eq!(with("error", "warn.Dockerfile"), Some(0));
+    assert_eq!(with("none", "warn.Dockerfile"), Some(0));
+}
+
+#[test]
+fn lint_is_the_default_command_and_reads_stdin() {
+    let dir = TempDir::new("stdin");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cudalint"))
+        .args(["lint", "--format", "json", "-"])
+        .current_dir(&dir.0)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(WARNING_AND_INFO.as_bytes())
+        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(json_codes(&output), ["CU004", "CU003"]);
+    assert!(stdout(&output).contains("<stdin>"));
+}
+
+#[test]
+fn config_is_discovered_from_parent_directories_and_flags_override_it() {
+    let dir = TempDir::new("config");
+    dir.write(
+        ".cudalint.toml",
+        "failure-threshold = \"info\"\n[rules]\ndisable = [\"undefined-arg-in-from\"]\n",
+    );
+    std::fs::create_dir_all(dir.0.join("sub")).unwrap();
+    dir.write("sub/Dockerfile", WARNING_AND_INFO);
+    let sub = dir.0.join("sub");
+    let output = cudalint(&sub, &["--format", "json", "Dockerfile"]);
+    assert_eq!(json_codes(&output), ["CU003"]);
+    // failure-threshold = "info" from the file makes the info finding fail.
+    assert_eq!(output.status.code(), Some(1));
+    let flagged = cudalint(&sub, &["--failure-threshold", "warning", "Dockerfile"]);
+    assert_eq!(flagged.status.code(), Some(0));
+    let no_config = cudalint(&sub, &["--no-config", "--format", "json", "Dockerfile"]);
+    assert_eq!(json_codes(&no_config), ["CU004", "CU003"]);
+}
+
+#[test]
+fn a_bad_config_exits_2_with_its_location() {
+    let dir = TempDir::new("badconfig");
+    let config = dir.write(
+        "lint.toml",
+        "[rules]\nenable = [\"CU002\", \"no-such-rule\"]\n",
+    );
+    dir.write("Dockerfile", INFO_ONLY);
+    let output = cudalint(
+        &dir.0,
+        &["--config", config.to_str().unwrap(), "Dockerfile"],
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        stderr(&output).contains("lint.toml:2:20: unknown rule `no-such-rule`"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn rules_lists_every_rule_and_explain_prints_its_page() {
+    let dir = TempDir::new("rules");
+    let rules = stdout(&cudalint(&dir.0, &["rules"]));
+    for code in ["CU001", "CU002", "CU003", "CU004", "CU005"] {
+        assert!(rules.contains(code), "{rules}");
+    }
+    assert!(rules.contains("unknown-stage-reference"));
+
+    let by_name = cudalint(&dir.0, &["explain", "unknown-stage-reference"]);
+    assert_eq!(by_name.status.code(), Some(0));
+    assert!(stdout(&by_name).starts_with("CU002 unknown-stage-reference"));
+    assert!(stdout(&by_name).contains("## Use instead"));
+    assert_eq!(
+        stdout(&cudalint(&dir.0, &["explain", "cu002"])),
+        stdout(&by_name)
+    );
+    assert_eq!(
+        cudalint(&dir.0, &["explain", "CU999"]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn completions_are_generated() {
+    let dir = TempDir::new("completions");
+    let output = cudalint(&dir.0, &["completions", "bash"]);
+    assert_eq!(output.status.code(), Some(0));
+    assert!(stdout(&output).contains("cudalint"));
+}
+
+#[test]
+fn fix_prints_a_diff_and_writes_only_when_asked() {
+    let dir = TempDir::new("fix");
+    let text = "FROM ubuntu:22.04 AS builder\nRUN echo > /out\nFROM ubuntu:22.04\nCOPY --from=buidler /out /out\n";
+    let file = dir.write("Dockerfile", text);
+
+    let dry = cudalint(&dir.0, &["fix", "--unsafe-fixes", "Dockerfile"]);
+    assert!(
+        stdout(&dry).contains("-COPY --from=buidler /out /out\n+COPY --from=builder /out /out\n"),
+        "{}",
+        stdout(&dry)
+    );
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+
+    let safe_only = cudalint(&dir.0, &["fix", "--write", "Dockerfile"]);
+    assert_eq!(safe_only.status.code(), Some(1));
+    assert!(stderr(&safe_only).contains("--unsafe-fixes"));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+
+    let written = cudalint(&dir.0, &["fix", "--write", "--unsafe-fixes", "Dockerfile"]);
+    assert_eq!(written.status.code(), Some(0), "{}", stderr(&written));
+    assert!(std::fs::read_to_string(&file)
+        .unwrap()
+        .contains("COPY --from=builder /out /out"));
+}
+
+#[test]
+fn color_is_off_when_piped_and_on_when_forced() {
+    let dir = TempDir::new("color");
+    dir.write("Dockerfile", INFO_ONLY);
+    let piped = cudalint(&dir.0, &["Dockerfile"]);
+    assert!(!stdout(&piped).contains('\x1b'));
+    assert!(stdout(&piped).contains("CU003"));
+    let forced = cudalint(&dir.0, &["--color", "always", "Dockerfile"]);
+    assert!(stdout(&forced).contains('\x1b'));
+}
