@@ -404,3 +404,14 @@ fn malformed_user_data_is_an_error() {
         toml::from_str("[[packages.conda]]\nname = \"cuda-version\"\n").unwrap();
     assert!(PackageKnowledge::from_toml(missing_source).is_err());
 }
+
+#[test]
+fn the_loader_embeds_both_files() {
+    let knowledge = cudalint::knowledge::Knowledge::embedded().unwrap();
+    assert_eq!(knowledge.toolkits.releases.len(), toolkits().releases.len());
+    assert_eq!(knowledge.toolkits.known_from, Some(v("11.0")));
+    assert_eq!(
+        knowledge.packages.driver_userspace.len(),
+        packages().driver_userspace.len()
+    );
+}
