@@ -47,7 +47,17 @@ pub struct Knowledge {
 
 /// The knowledge files compiled into the binary, in load order. An area
 /// adds its line here when its file lands (`rules/toolkits.toml`, …).
-const EMBEDDED: &[(&str, &str)] = &[("rules/images.toml", include_str!("../../rules/images.toml"))];
+const EMBEDDED: &[(&str, &str)] = &[
+    ("rules/images.toml", include_str!("../../rules/images.toml")),
+    (
+        "rules/toolkits.toml",
+        include_str!("../../rules/toolkits.toml"),
+    ),
+    (
+        "rules/packages.toml",
+        include_str!("../../rules/packages.toml"),
+    ),
+];
 
 /// A knowledge file that cannot be read or does not hold valid knowledge.
 #[derive(Clone, Debug, PartialEq, Eq)]

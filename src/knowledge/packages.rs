@@ -1,18 +1,996 @@
-//! Packages: which pip/conda packages bring which CUDA, NVIDIA driver
-//! userspace package names, CUDA devel package patterns
-//! (`rules/packages.toml`). Placeholder until the packages helper lands.
+//! Packages: which pip/conda packages bring which CUDA, and which
+//! distribution packages are NVIDIA driver userspace (`rules/packages.toml`).
+//!
+//! Besides the typed tables, this module reads the package words of one
+//! shell command (`pip install …`, `conda install …`, `apt-get install …`)
+//! and says which of them pin a CUDA version or install driver libraries.
+//! It works on plain words so it can be tested without a Dockerfile.
 
-#[derive(Clone, Debug, Default)]
-pub struct PackageKnowledge {}
+use serde::Deserialize;
 
-// The area convention (see knowledge/mod.rs); placeholder until this area lands.
+use super::version::Version;
+
+/// The embedded `rules/packages.toml`.
+pub const EMBEDDED: &str = include_str!("../../rules/packages.toml");
+
+/// Names and commands are short; longer words are not package names, and
+/// the cap keeps pattern matching cheap on hostile input.
+const MAX_NAME_LEN: usize = 256;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PackageKnowledge {
+    #[serde(default)]
+    pub local_labels: SourceNote,
+    #[serde(default)]
+    pub index_urls: Vec<IndexUrl>,
+    #[serde(default)]
+    pub pypi_defaults: Vec<PypiDefault>,
+    #[serde(default)]
+    pub extras: Vec<Extra>,
+    #[serde(default)]
+    pub name_patterns: Vec<NamePattern>,
+    #[serde(default)]
+    pub versioned: Vec<Versioned>,
+    #[serde(default)]
+    pub conda: Vec<CondaPackage>,
+    #[serde(default)]
+    pub conda_channels: Vec<CondaChannel>,
+    #[serde(default)]
+    pub driver_userspace: Vec<DriverPackage>,
+    #[serde(default)]
+    pub driver_exceptions: Vec<DriverPackage>,
+    #[serde(default)]
+    pub driver_installers: Vec<DriverPackage>,
+    /// What driver userspace in an image breaks, quoted in messages.
+    #[serde(default)]
+    pub driver_consequence: Consequence,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Consequence {
+    pub text: String,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceNote {
+    pub source: String,
+}
+
+/// An index URL prefix followed by a `cuXYZ` (or `cpu`) path segment.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IndexUrl {
+    /// Without scheme: `download.pytorch.org/whl/`.
+    pub prefix: String,
+    pub source: String,
+}
+
+/// The CUDA an exact `package==X.Y.Z` from PyPI brings.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PypiDefault {
+    pub package: String,
+    /// `major.minor` of the package versions this applies to.
+    pub versions: Vec<Version>,
+    pub cuda: Version,
+    pub source: String,
+}
+
+/// `package[extra]` pulls a CUDA major's wheels (or, with `system`, expects
+/// the image's own CUDA of that major).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Extra {
+    pub package: String,
+    pub extra: String,
+    pub cuda: Version,
+    #[serde(default)]
+    pub system: bool,
+    /// Package versions before this one are not judged.
+    #[serde(default)]
+    pub since: Option<Version>,
+    pub source: String,
+}
+
+/// A package name carrying its CUDA: `cupy-cuda{major}x`, `nvidia-*-cu{major}`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NamePattern {
+    pub pattern: String,
+    pub source: String,
+}
+
+/// Packages whose version is the CUDA version.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Versioned {
+    pub names: Vec<String>,
+    pub source: String,
+}
+
+/// A conda package whose version selects the CUDA version.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CondaPackage {
+    pub name: String,
+    pub source: String,
+}
+
+/// A conda channel prefix followed by a CUDA version (`nvidia/label/cuda-`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CondaChannel {
+    pub prefix: String,
+    pub source: String,
+}
+
+/// A package-name (or installer file-name) glob.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverPackage {
+    pub pattern: String,
+    pub source: String,
+}
+
+/// The CUDA version a package spec selects.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CudaPin {
+    /// Major only (`12`, from `cupy-cuda12x`) or `major.minor` (`12.4`).
+    pub cuda: Version,
+    /// The package brings no CUDA of its own and uses the image's
+    /// (`jax[cuda12-local]`).
+    pub system: bool,
+    pub source: String,
+}
+
+/// What one package spec says about CUDA.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SpecCuda {
+    Pin(CudaPin),
+    /// An explicit CPU-only build (`+cpu`, `/whl/cpu`).
+    Cpu,
+}
+
+/// A CUDA pin found in a command: which word, and what it pins.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundPin {
+    /// Index into the command's words.
+    pub word: usize,
+    pub pin: CudaPin,
+}
+
+/// A driver userspace install found in a command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FoundDriverInstall<'k> {
+    pub word: usize,
+    /// The package name (without version or architecture) or installer file.
+    pub name: String,
+    pub entry: &'k DriverPackage,
+}
+
 impl PackageKnowledge {
-    pub fn from_toml(value: toml::Value) -> Result<Self, String> {
-        let _ = value;
-        Ok(PackageKnowledge::default())
+    /// The knowledge shipped with cudalint.
+    pub fn embedded() -> Result<Self, String> {
+        let value: toml::Value = toml::from_str(EMBEDDED).map_err(|e| e.to_string())?;
+        Self::from_toml(value)
     }
 
+    /// Reads a whole knowledge document (taking its `[packages]` table) or
+    /// the table itself.
+    pub fn from_toml(value: toml::Value) -> Result<Self, String> {
+        let table = match value {
+            toml::Value::Table(mut doc) if doc.contains_key("packages") => doc
+                .remove("packages")
+                .unwrap_or(toml::Value::Table(Default::default())),
+            other => other,
+        };
+        table.try_into().map_err(|e: toml::de::Error| e.to_string())
+    }
+
+    /// Adds `other`'s entries; an entry with the same key replaces ours.
     pub fn extend(&mut self, other: Self) {
-        let _ = other;
+        if !other.local_labels.source.is_empty() {
+            self.local_labels = other.local_labels;
+        }
+        if !other.driver_consequence.text.is_empty() {
+            self.driver_consequence = other.driver_consequence;
+        }
+        merge(&mut self.index_urls, other.index_urls, |a, b| {
+            a.prefix == b.prefix
+        });
+        merge(&mut self.pypi_defaults, other.pypi_defaults, |a, b| {
+            a.package == b.package && a.versions == b.versions
+        });
+        merge(&mut self.extras, other.extras, |a, b| {
+            a.package == b.package && a.extra == b.extra
+        });
+        merge(&mut self.name_patterns, other.name_patterns, |a, b| {
+            a.pattern == b.pattern
+        });
+        merge(&mut self.versioned, other.versioned, |a, b| {
+            a.names == b.names
+        });
+        merge(&mut self.conda, other.conda, |a, b| a.name == b.name);
+        merge(&mut self.conda_channels, other.conda_channels, |a, b| {
+            a.prefix == b.prefix
+        });
+        let same = |a: &DriverPackage, b: &DriverPackage| a.pattern == b.pattern;
+        merge(&mut self.driver_userspace, other.driver_userspace, same);
+        merge(&mut self.driver_exceptions, other.driver_exceptions, same);
+        merge(&mut self.driver_installers, other.driver_installers, same);
+    }
+
+    /// What an index or wheel URL says about CUDA
+    /// (`https://download.pytorch.org/whl/cu121`, `…/whl/nightly/cpu`).
+    pub fn classify_index_url(&self, url: &str) -> Option<SpecCuda> {
+        let bare = url.split_once("://").map_or(url, |(_, rest)| rest);
+        self.index_urls.iter().find_map(|index| {
+            let rest = bare.strip_prefix(index.prefix.as_str())?;
+            let segment = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+            cuda_label(segment, &index.source)
+        })
+    }
+
+    /// What one requirement (`torch==2.5.1+cu121`, `jax[cuda12]`,
+    /// `cupy-cuda12x`) says about CUDA. `from_pypi`: the command uses no
+    /// other index, so PyPI's default build applies to exact pins.
+    pub fn classify_requirement(&self, spec: &str, from_pypi: bool) -> Option<SpecCuda> {
+        if spec.contains("://") {
+            return self.classify_index_url(spec);
+        }
+        let requirement = Requirement::parse(spec)?;
+        if let Some(label) = requirement.local_label() {
+            return cuda_label(label, &self.local_labels.source);
+        }
+        let pinned = requirement.exact_version();
+        for extra in &self.extras {
+            let since_ok = match (extra.since, pinned) {
+                (Some(since), Some(version)) => version >= since,
+                _ => true,
+            };
+            if extra.package == requirement.name
+                && since_ok
+                && requirement
+                    .extras
+                    .iter()
+                    .any(|e| *e == normalize(&extra.extra))
+            {
+                return Some(SpecCuda::Pin(CudaPin {
+                    cuda: extra.cuda,
+                    system: extra.system,
+                    source: extra.source.clone(),
+                }));
+            }
+        }
+        if let Some(version) = requirement.exact_version_text() {
+            for versioned in &self.versioned {
+                if versioned
+                    .names
+                    .iter()
+                    .any(|n| normalize(n) == requirement.name)
+                {
+                    if let Some(cuda) = cuda_of_version_text(version) {
+                        return Some(pin(cuda, &versioned.source));
+                    }
+                }
+            }
+        }
+        for pattern in &self.name_patterns {
+            if let Some(cuda) = match_name_pattern(&pattern.pattern, &requirement.name) {
+                return Some(pin(cuda, &pattern.source));
+            }
+        }
+        if from_pypi {
+            let version = pinned?;
+            return self
+                .pypi_defaults
+                .iter()
+                .find(|d| {
+                    normalize(&d.package) == requirement.name
+                        && d.versions.contains(&version.major_minor())
+                })
+                .map(|d| pin(d.cuda, &d.source));
+        }
+        None
+    }
+
+    /// What one conda spec (`pytorch-cuda=12.1`, `cuda-version==12.4.*`,
+    /// `conda-forge::cudatoolkit=11.8`) says about CUDA.
+    pub fn classify_conda_spec(&self, spec: &str) -> Option<CudaPin> {
+        let spec = spec.rsplit_once("::").map_or(spec, |(_, rest)| rest);
+        let end = spec
+            .find(['=', '<', '>', '!', '~', ' ', '['])
+            .unwrap_or(spec.len());
+        let (name, rest) = spec.split_at(end);
+        let entry = self
+            .conda
+            .iter()
+            .find(|c| c.name.eq_ignore_ascii_case(name))?;
+        let version = rest.strip_prefix("==").or_else(|| rest.strip_prefix('='))?;
+        let version = version.split('=').next().unwrap_or(version);
+        cuda_of_version_text(version).map(|cuda| CudaPin {
+            cuda,
+            system: false,
+            source: entry.source.clone(),
+        })
+    }
+
+    /// What a conda channel (`nvidia/label/cuda-12.1.0`) says about CUDA.
+    pub fn classify_conda_channel(&self, channel: &str) -> Option<CudaPin> {
+        let bare = channel.split_once("://").map_or(channel, |(_, rest)| rest);
+        self.conda_channels.iter().find_map(|c| {
+            let version = bare
+                .find(c.prefix.as_str())
+                .and_then(|at| bare.get(at + c.prefix.len()..))?;
+            let version = version.split('/').next().unwrap_or(version);
+            cuda_of_version_text(version).map(|cuda| CudaPin {
+                cuda,
+                system: false,
+                source: c.source.clone(),
+            })
+        })
+    }
+
+    /// CUDA pins in one command's words, for pip (`pip`, `python -m pip`,
+    /// `uv pip`, `uv add`) and conda (`conda`, `mamba`, `micromamba`)
+    /// installs. `env` is the environment the command runs with: a
+    /// `PIP_INDEX_URL` there means bare pins do not come from PyPI.
+    pub fn cuda_pins_in_command(&self, words: &[&str], env: &[(String, String)]) -> Vec<FoundPin> {
+        let start = skip_wrappers(words);
+        let Some(&program) = words.get(start) else {
+            return Vec::new();
+        };
+        let program = basename(program);
+        let rest = start + 1;
+        if is_pip(program) {
+            return self.pip_pins(words, rest, env);
+        }
+        if program.starts_with("python") && words.get(rest..rest + 2) == Some(&["-m", "pip"]) {
+            return self.pip_pins(words, rest + 2, env);
+        }
+        if program == "uv" {
+            return match words.get(rest).copied() {
+                Some("pip") => self.pip_pins(words, rest + 1, env),
+                Some("add") => self.pip_args(words, rest + 1, env),
+                _ => Vec::new(),
+            };
+        }
+        if matches!(program, "conda" | "mamba" | "micromamba") {
+            return self.conda_pins(words, rest);
+        }
+        Vec::new()
+    }
+
+    fn pip_pins(&self, words: &[&str], from: usize, env: &[(String, String)]) -> Vec<FoundPin> {
+        match subcommand(words, from, PIP_VALUE_OPTIONS) {
+            Some((index, "install")) => self.pip_args(words, index + 1, env),
+            _ => Vec::new(),
+        }
+    }
+
+    fn pip_args(&self, words: &[&str], from: usize, env: &[(String, String)]) -> Vec<FoundPin> {
+        let mut found = Vec::new();
+        let mut requirements = Vec::new();
+        let mut other_index = env
+            .iter()
+            .any(|(key, value)| INDEX_ENV_VARS.contains(&key.as_str()) && !value.trim().is_empty());
+        let mut index = from;
+        while let Some(&word) = words.get(index) {
+            let (option, inline) = split_option(word);
+            if INDEX_OPTIONS.contains(&option) || option == TORCH_BACKEND_OPTION {
+                other_index = true;
+                let value_index = if inline.is_some() { index } else { index + 1 };
+                let value = inline.or_else(|| words.get(value_index).copied());
+                let classified = value.and_then(|value| {
+                    if option == TORCH_BACKEND_OPTION {
+                        cuda_label(value, &self.local_labels.source)
+                    } else {
+                        self.classify_index_url(value)
+                    }
+                });
+                if let Some(SpecCuda::Pin(pin)) = classified {
+                    found.push(FoundPin {
+                        word: value_index,
+                        pin,
+                    });
+                }
+                index = value_index + 1;
+            } else if word.starts_with('-') {
+                index += if inline.is_none() && PIP_VALUE_OPTIONS.contains(&option) {
+                    2
+                } else {
+                    1
+                };
+            } else {
+                requirements.push(index);
+                index += 1;
+            }
+        }
+        for index in requirements {
+            let Some(word) = words.get(index) else {
+                continue;
+            };
+            if let Some(SpecCuda::Pin(pin)) = self.classify_requirement(word, !other_index) {
+                found.push(FoundPin { word: index, pin });
+            }
+        }
+        found.sort_by_key(|f| f.word);
+        found
+    }
+
+    fn conda_pins(&self, words: &[&str], from: usize) -> Vec<FoundPin> {
+        let Some((sub, "install" | "create")) = subcommand(words, from, CONDA_VALUE_OPTIONS) else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        let mut index = sub + 1;
+        while let Some(&word) = words.get(index) {
+            let (option, inline) = split_option(word);
+            if option == "-c" || option == "--channel" {
+                let value_index = if inline.is_some() { index } else { index + 1 };
+                let value = inline.or_else(|| words.get(value_index).copied());
+                if let Some(pin) = value.and_then(|v| self.classify_conda_channel(v)) {
+                    found.push(FoundPin {
+                        word: value_index,
+                        pin,
+                    });
+                }
+                index = value_index + 1;
+            } else if word.starts_with('-') {
+                index += if inline.is_none() && CONDA_VALUE_OPTIONS.contains(&option) {
+                    2
+                } else {
+                    1
+                };
+            } else {
+                if let Some(pin) = self.classify_conda_spec(word) {
+                    found.push(FoundPin { word: index, pin });
+                }
+                index += 1;
+            }
+        }
+        found
+    }
+
+    /// The driver userspace entry a package name matches, if any.
+    pub fn driver_package(&self, name: &str) -> Option<&DriverPackage> {
+        if self
+            .driver_exceptions
+            .iter()
+            .any(|e| glob_match(&e.pattern, name))
+        {
+            return None;
+        }
+        self.driver_userspace
+            .iter()
+            .find(|p| glob_match(&p.pattern, name))
+    }
+
+    /// Driver userspace that one command installs: `apt-get`/`apt`/
+    /// `aptitude`/`dnf`/`yum`/`microdnf`/`tdnf` installs (package names or
+    /// `.deb`/`.rpm` files), `dpkg -i`, `rpm -i`, and running an
+    /// `NVIDIA-Linux-*.run` installer.
+    pub fn driver_installs_in_command(&self, words: &[&str]) -> Vec<FoundDriverInstall<'_>> {
+        let start = skip_wrappers(words);
+        let Some(&program) = words.get(start) else {
+            return Vec::new();
+        };
+        if let Some(found) = self.installer_run(words, start) {
+            return vec![found];
+        }
+        let program = basename(program);
+        let first_package = match program {
+            "apt-get" | "apt" | "aptitude" | "dnf" | "yum" | "microdnf" | "tdnf" => {
+                let mut sub = subcommand(words, start + 1, APT_DNF_VALUE_OPTIONS);
+                // `dnf module install nvidia-driver:535-dkms`
+                if let Some((index, "module")) = sub {
+                    sub = subcommand(words, index + 1, APT_DNF_VALUE_OPTIONS);
+                }
+                match sub {
+                    Some((index, "install" | "reinstall")) => index + 1,
+                    _ => return Vec::new(),
+                }
+            }
+            "dpkg" | "rpm" => {
+                let installs = words.get(start + 1..).unwrap_or_default().iter().any(|w| {
+                    matches!(*w, "-i" | "--install" | "-U" | "--upgrade")
+                        || (w.starts_with("-i") && !w.starts_with("--"))
+                        || (w.starts_with("-U") && !w.starts_with("--"))
+                });
+                if !installs {
+                    return Vec::new();
+                }
+                start + 1
+            }
+            _ => return Vec::new(),
+        };
+        let mut found = Vec::new();
+        let mut index = first_package;
+        while let Some(&word) = words.get(index) {
+            let (option, inline) = split_option(word);
+            if word.starts_with('-') {
+                index += if inline.is_none() && APT_DNF_VALUE_OPTIONS.contains(&option) {
+                    2
+                } else {
+                    1
+                };
+                continue;
+            }
+            let name = package_name(word);
+            if let Some(entry) = self.driver_package(&name) {
+                found.push(FoundDriverInstall {
+                    word: index,
+                    name,
+                    entry,
+                });
+            }
+            index += 1;
+        }
+        found
+    }
+
+    /// `./NVIDIA-Linux-x86_64-535.104.05.run --silent`, or the same through
+    /// `sh`/`bash`. Downloading the file (`wget …run`) is not running it.
+    fn installer_run(&self, words: &[&str], start: usize) -> Option<FoundDriverInstall<'_>> {
+        let program = words.get(start)?;
+        let index = if matches!(basename(program), "sh" | "bash" | "dash") {
+            (start + 1..words.len()).find(|&i| words.get(i).is_some_and(|w| !w.starts_with('-')))?
+        } else {
+            start
+        };
+        let file = basename(words.get(index)?);
+        self.driver_installers
+            .iter()
+            .find(|i| glob_match(&i.pattern, file))
+            .map(|entry| FoundDriverInstall {
+                word: index,
+                name: file.to_owned(),
+                entry,
+            })
+    }
+}
+
+/// pip/uv options that take the next word as their value (`--index-url URL`).
+const PIP_VALUE_OPTIONS: &[&str] = &[
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "--index",
+    "--default-index",
+    "--torch-backend",
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "-e",
+    "--editable",
+    "-t",
+    "--target",
+    "--prefix",
+    "--root",
+    "--platform",
+    "--python-version",
+    "--implementation",
+    "--abi",
+    "--cache-dir",
+    "--src",
+    "--upgrade-strategy",
+    "--progress-bar",
+    "--only-binary",
+    "--no-binary",
+    "--trusted-host",
+    "-C",
+    "--config-settings",
+    "--global-option",
+    "--log",
+    "--timeout",
+    "--retries",
+    "--proxy",
+    "--cert",
+    "--client-cert",
+    "--exists-action",
+    "--report",
+    "--python",
+    "-p",
+    "--index-strategy",
+    "--group",
+    "--extra",
+    "--optional",
+];
+/// Options that point pip/uv at another index.
+const INDEX_OPTIONS: &[&str] = &[
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "--index",
+    "--default-index",
+];
+/// uv's `--torch-backend cu126` picks the PyTorch index for that CUDA.
+const TORCH_BACKEND_OPTION: &str = "--torch-backend";
+/// Environment variables that point pip/uv at another index.
+const INDEX_ENV_VARS: &[&str] = &[
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_FIND_LINKS",
+    "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL",
+    "UV_INDEX",
+    "UV_DEFAULT_INDEX",
+    "UV_TORCH_BACKEND",
+];
+const CONDA_VALUE_OPTIONS: &[&str] = &[
+    "-c",
+    "--channel",
+    "-n",
+    "--name",
+    "-p",
+    "--prefix",
+    "--file",
+    "--solver",
+    "-r",
+    "--root-prefix",
+];
+const APT_DNF_VALUE_OPTIONS: &[&str] = &[
+    "-o",
+    "--option",
+    "-t",
+    "--target-release",
+    "-c",
+    "--config-file",
+    "--setopt",
+    "--enablerepo",
+    "--disablerepo",
+    "--repo",
+    "--releasever",
+    "--installroot",
+];
+
+fn merge<T>(ours: &mut Vec<T>, theirs: Vec<T>, same: impl Fn(&T, &T) -> bool) {
+    for entry in theirs {
+        ours.retain(|existing| !same(existing, &entry));
+        ours.push(entry);
+    }
+}
+
+fn pin(cuda: Version, source: &str) -> SpecCuda {
+    SpecCuda::Pin(CudaPin {
+        cuda,
+        system: false,
+        source: source.to_owned(),
+    })
+}
+
+/// `cu121` → CUDA 12.1, `cpu` → CPU-only; `pt21cu121` (PyG wheels) too.
+fn cuda_label(label: &str, source: &str) -> Option<SpecCuda> {
+    let label = label.to_ascii_lowercase();
+    if label == "cpu" {
+        return Some(SpecCuda::Cpu);
+    }
+    let tag = label
+        .strip_prefix("pt")
+        .and_then(|rest| {
+            rest.trim_start_matches(|c: char| c.is_ascii_digit())
+                .strip_prefix("cu")
+        })
+        .or_else(|| label.strip_prefix("cu"))?;
+    cuda_of_tag(tag).map(|cuda| pin(cuda, source))
+}
+
+/// The digits of a `cuXYZ` tag: the last digit is the minor (`118` → 11.8,
+/// `92` → 9.2, `130` → 13.0).
+fn cuda_of_tag(digits: &str) -> Option<Version> {
+    if !(2..=3).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    let (major, minor) = digits.split_at(digits.len() - 1);
+    let cuda = Version::parse(&format!("{major}.{minor}"))?;
+    (cuda.major() > 0).then_some(cuda)
+}
+
+/// A CUDA version written as a package version: `12.4.127` → 12.4,
+/// `12.*` → 12, `13.0.2` → 13.0, `11.8.0` → 11.8.
+fn cuda_of_version_text(text: &str) -> Option<Version> {
+    let text = text.split('+').next().unwrap_or(text);
+    let text = text.trim_end_matches('*').trim_end_matches('.');
+    let mut parts = text.split('.');
+    let major = parts.next()?;
+    let minor = parts.next();
+    let cuda = match minor {
+        Some(minor) => Version::parse(&format!("{major}.{minor}"))?,
+        None => Version::parse(major)?,
+    };
+    (cuda.major() > 0).then_some(cuda)
+}
+
+/// PEP 503/685 normalisation: lower case, runs of `-_.` as one `-`.
+fn normalize(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.push(c.to_ascii_lowercase());
+        }
+    }
+    out
+}
+
+/// Just enough of PEP 508 to read `name[extras]==version; marker`.
+struct Requirement<'s> {
+    name: String,
+    extras: Vec<String>,
+    /// The version clauses, e.g. `==2.5.1+cu121` or `>=2,<3`.
+    specifier: &'s str,
+}
+
+impl<'s> Requirement<'s> {
+    fn parse(spec: &'s str) -> Option<Self> {
+        let spec = spec.split(';').next().unwrap_or(spec).trim();
+        if spec.len() > MAX_NAME_LEN {
+            return None;
+        }
+        let name_end = spec
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+            .unwrap_or(spec.len());
+        let (name, rest) = spec.split_at(name_end);
+        if name.is_empty() || name.starts_with(['-', '.']) {
+            return None;
+        }
+        let (extras, specifier) = match rest.strip_prefix('[') {
+            Some(inside) => {
+                let (list, after) = inside.split_once(']')?;
+                let extras = list
+                    .split(',')
+                    .map(|e| normalize(e.trim()))
+                    .filter(|e| !e.is_empty())
+                    .collect();
+                (extras, after)
+            }
+            None => (Vec::new(), rest),
+        };
+        Some(Requirement {
+            name: normalize(name),
+            extras,
+            specifier: specifier.trim(),
+        })
+    }
+
+    /// The version of a single `==` clause, as written.
+    fn exact_version_text(&self) -> Option<&'s str> {
+        let version = self.specifier.strip_prefix("==")?;
+        (!version.starts_with('=') && !version.contains(',')).then(|| version.trim())
+    }
+
+    /// The `+label` of an exact pin.
+    fn local_label(&self) -> Option<&'s str> {
+        self.exact_version_text()?
+            .split_once('+')
+            .map(|(_, label)| label)
+    }
+
+    /// The exact pin's public version (`2.5.1` of `==2.5.1+cu121`).
+    fn exact_version(&self) -> Option<Version> {
+        let version = self.exact_version_text()?;
+        let public = version.split('+').next().unwrap_or(version);
+        // `2.5.1.post1`, `2.6.0rc1`: judge by the numeric release part.
+        let numeric: Vec<&str> = public
+            .split('.')
+            .take_while(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+            .take(3)
+            .collect();
+        Version::parse(&numeric.join("."))
+    }
+}
+
+/// Index of the first word after the program that names wrappers to skip
+/// (`sudo`).
+fn skip_wrappers(words: &[&str]) -> usize {
+    words.iter().take_while(|w| **w == "sudo").count()
+}
+
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+/// `pip`, `pip3`, `pip3.11`.
+fn is_pip(program: &str) -> bool {
+    program
+        .strip_prefix("pip")
+        .is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
+}
+
+/// `--name=value` → (`--name`, Some(`value`)); anything else → (word, None).
+fn split_option(word: &str) -> (&str, Option<&str>) {
+    if word.starts_with("--") {
+        if let Some((name, value)) = word.split_once('=') {
+            return (name, Some(value));
+        }
+    }
+    (word, None)
+}
+
+/// The first non-option word from `from` on, skipping option values.
+fn subcommand<'w>(
+    words: &[&'w str],
+    from: usize,
+    value_options: &[&str],
+) -> Option<(usize, &'w str)> {
+    let mut index = from;
+    while let Some(&word) = words.get(index) {
+        if !word.starts_with('-') {
+            return Some((index, word));
+        }
+        let (option, inline) = split_option(word);
+        index += if inline.is_none() && value_options.contains(&option) {
+            2
+        } else {
+            1
+        };
+    }
+    None
+}
+
+/// A package argument's name: `libcuda1=535.261.03-1` → `libcuda1`,
+/// `libcuda1:amd64` → `libcuda1`, `./libcuda1_535.261.03-1_amd64.deb` →
+/// `libcuda1`.
+fn package_name(word: &str) -> String {
+    let file = basename(word);
+    if file.ends_with(".deb") {
+        return file.split('_').next().unwrap_or(file).to_owned();
+    }
+    let end = word.find(['=', ':']).unwrap_or(word.len());
+    word.get(..end).unwrap_or(word).to_owned()
+}
+
+/// Matches `name` against a pattern of literals, `*` (any run),
+/// `{major}` (a CUDA major) and `{cuda}` (major+minor digits, `118`).
+/// Returns the CUDA version the placeholder captured; for a pattern without
+/// a placeholder use [`glob_match`].
+fn match_name_pattern(pattern: &str, name: &str) -> Option<Version> {
+    let (before, placeholder, after) = ["{major}", "{cuda}"].iter().find_map(|p| {
+        let (before, after) = pattern.split_once(p)?;
+        Some((before, *p, after))
+    })?;
+    if name.len() > MAX_NAME_LEN {
+        return None;
+    }
+    // Try each run of digits in the name as the placeholder's capture.
+    let bytes = name.as_bytes();
+    let mut start = 0;
+    while start < bytes.len() {
+        if !bytes.get(start).is_some_and(u8::is_ascii_digit) {
+            start += 1;
+            continue;
+        }
+        let mut end = start;
+        while bytes.get(end).is_some_and(u8::is_ascii_digit) {
+            end += 1;
+        }
+        let (head, digits, tail) = (name.get(..start)?, name.get(start..end)?, name.get(end..)?);
+        if glob_match(before, head) && glob_match(after, tail) {
+            let cuda = if placeholder == "{major}" {
+                Version::parse(digits).filter(|v| (1..100).contains(&v.major()))
+            } else {
+                cuda_of_tag(digits)
+            };
+            if cuda.is_some() {
+                return cuda;
+            }
+        }
+        start = end;
+    }
+    None
+}
+
+/// `*` matches any run of characters (case-sensitive). Linear in practice:
+/// the classic two-pointer wildcard match, backtracking only to the last `*`.
+fn glob_match(pattern: &str, text: &str) -> bool {
+    let (p, t) = (pattern.as_bytes(), text.as_bytes());
+    let (mut pi, mut ti) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while ti < t.len() {
+        match p.get(pi) {
+            Some(b'*') => {
+                star = Some((pi, ti));
+                pi += 1;
+            }
+            Some(&c) if t.get(ti) == Some(&c) => {
+                pi += 1;
+                ti += 1;
+            }
+            _ => match star {
+                Some((star_pi, star_ti)) => {
+                    pi = star_pi + 1;
+                    ti = star_ti + 1;
+                    star = Some((star_pi, star_ti + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    p.get(pi..).unwrap_or_default().iter().all(|&c| c == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(text: &str) -> Version {
+        Version::parse(text).unwrap()
+    }
+
+    #[test]
+    fn globs_match_whole_names() {
+        assert!(glob_match("nvidia-driver-*", "nvidia-driver-535"));
+        assert!(glob_match(
+            "libnvidia-tesla-*-cuda1",
+            "libnvidia-tesla-535-cuda1"
+        ));
+        assert!(!glob_match(
+            "libnvidia-tesla-*-cuda1",
+            "libnvidia-tesla-535-cuda1x"
+        ));
+        assert!(glob_match("cuda", "cuda"));
+        assert!(!glob_match("cuda", "cuda-toolkit-12-4"));
+        assert!(glob_match(
+            "NVIDIA-Linux-*.run",
+            "NVIDIA-Linux-x86_64-535.104.05.run"
+        ));
+        assert!(!glob_match("a*b", ""));
+    }
+
+    #[test]
+    fn name_patterns_capture_cuda() {
+        assert_eq!(
+            match_name_pattern("cupy-cuda{major}x", "cupy-cuda12x"),
+            Some(v("12"))
+        );
+        assert_eq!(
+            match_name_pattern("cupy-cuda{cuda}", "cupy-cuda118"),
+            Some(v("11.8"))
+        );
+        assert_eq!(match_name_pattern("cupy-cuda{cuda}", "cupy-cuda12x"), None);
+        assert_eq!(
+            match_name_pattern("nvidia-*-cu{major}", "nvidia-cuda-runtime-cu12"),
+            Some(v("12"))
+        );
+        assert_eq!(
+            match_name_pattern("nvidia-*-cu{major}", "nvidia-ml-py"),
+            None
+        );
+    }
+
+    #[test]
+    fn cuda_tags_and_versions() {
+        assert_eq!(cuda_of_tag("118"), Some(v("11.8")));
+        assert_eq!(cuda_of_tag("92"), Some(v("9.2")));
+        assert_eq!(cuda_of_tag("130"), Some(v("13.0")));
+        assert_eq!(cuda_of_tag("1"), None);
+        assert_eq!(cuda_of_tag("12x"), None);
+        assert_eq!(cuda_of_version_text("12.4.127"), Some(v("12.4")));
+        assert_eq!(cuda_of_version_text("12.*"), Some(v("12")));
+        assert_eq!(cuda_of_version_text("13.0.2"), Some(v("13.0")));
+        assert_eq!(cuda_of_version_text("x"), None);
+    }
+
+    #[test]
+    fn package_names_lose_versions_and_architectures() {
+        assert_eq!(package_name("libcuda1=535.261.03-1"), "libcuda1");
+        assert_eq!(package_name("libcuda1:amd64"), "libcuda1");
+        assert_eq!(
+            package_name("./libcuda1_535.261.03-1_amd64.deb"),
+            "libcuda1"
+        );
+        assert_eq!(package_name("nvidia-driver:535-dkms"), "nvidia-driver");
     }
 }

@@ -11,6 +11,11 @@ pub mod cu103_devel_packages_in_final_stage;
 pub mod cu130_cuda_image_tag_invalid;
 pub mod cu131_cuda_image_eol;
 pub mod cuda_stages;
+pub mod cu120_wheel_cuda_mismatch;
+pub mod cu121_driver_too_old_for_image;
+pub mod cu122_driver_libraries_in_image;
+pub mod cu132_cuda_arch_unsupported;
+pub mod cuda_facts;
 pub mod support;
 
 use super::DockerfileRule;
@@ -27,4 +32,8 @@ pub static RULES: &[&dyn DockerfileRule] = &[
     &cu103_devel_packages_in_final_stage::DevelPackagesInFinalStage,
     &cu130_cuda_image_tag_invalid::CudaImageTagInvalid,
     &cu131_cuda_image_eol::CudaImageEol,
+    &cu120_wheel_cuda_mismatch::WheelCudaMismatch,
+    &cu121_driver_too_old_for_image::DriverTooOldForImage,
+    &cu122_driver_libraries_in_image::DriverLibrariesInImage,
+    &cu132_cuda_arch_unsupported::CudaArchUnsupported,
 ];

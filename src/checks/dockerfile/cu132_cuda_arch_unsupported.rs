@@ -1,0 +1,233 @@
+//! CU132 cuda-arch-unsupported: an architecture list (`TORCH_CUDA_ARCH_LIST`,
+//! `CUDAARCHS`, `CMAKE_CUDA_ARCHITECTURES`, nvcc `-gencode`/`-arch`) names
+//! a GPU architecture the stage's CUDA toolkit cannot build.
+
+use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
+use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::ast::Command;
+use crate::dockerfile::model::Stage;
+use crate::knowledge::toolkits::{ArchSupport, Architecture, ToolkitKnowledge};
+use crate::source::Span;
+
+pub struct CudaArchUnsupported;
+
+static META: RuleMeta = RuleMeta {
+    code: "CU132",
+    name: "cuda-arch-unsupported",
+    category: Category::Compatibility,
+    default_severity: Severity::Error,
+    fix: FixAvailability::None,
+    summary: "A CUDA architecture list names an architecture the toolkit cannot build",
+    doc: include_str!("../../../docs/rules/CU132.md"),
+};
+
+/// Variables whose value is an architecture list, read by PyTorch's
+/// extension builder and by CMake.
+const ARCH_VARIABLES: &[&str] = &[
+    "TORCH_CUDA_ARCH_LIST",
+    "CUDAARCHS",
+    "CMAKE_CUDA_ARCHITECTURES",
+];
+const CMAKE_DEFINE: &str = "CMAKE_CUDA_ARCHITECTURES";
+/// nvcc options whose value names architectures.
+const NVCC_ARCH_OPTIONS: &[&str] = &[
+    "-gencode",
+    "--generate-code",
+    "-arch",
+    "--gpu-architecture",
+    "-code",
+    "--gpu-code",
+];
+
+/// One architecture list as written, and where.
+struct ArchList<'t> {
+    /// What set it: `ENV TORCH_CUDA_ARCH_LIST`, `nvcc -gencode`, …
+    setting: String,
+    value: &'t str,
+    span: Span,
+}
+
+fn check_list(
+    toolkits: &ToolkitKnowledge,
+    cuda: &StageCuda,
+    list: &ArchList<'_>,
+) -> Option<Diagnostic> {
+    let mut bad: Vec<(&str, &Architecture, bool)> = Vec::new();
+    for token in list
+        .value
+        .split([';', ',', ' ', '\t', '=', '[', ']', '"', '\''])
+    {
+        let Some(arch) = toolkits.parse_arch(token) else {
+            continue;
+        };
+        match toolkits.arch_ref_support(cuda.version, &arch) {
+            ArchSupport::NotYet(entry) => bad.push((token, entry, false)),
+            ArchSupport::Dropped(entry) => bad.push((token, entry, true)),
+            ArchSupport::Supported | ArchSupport::Unknown => {}
+        }
+    }
+    let (first_token, first_entry, first_dropped) = *bad.first()?;
+    let toolkit = cuda.version.major_minor();
+    let reasons: Vec<String> = bad
+        .iter()
+        .map(
+            |(token, entry, dropped)| match (dropped, entry.added, entry.removed) {
+                (true, _, Some(removed)) => format!("`{token}` (dropped in CUDA {removed})"),
+                (false, Some(added), _) => format!("`{token}` (added in CUDA {added})"),
+                _ => format!("`{token}`"),
+            },
+        )
+        .collect();
+    let help = match (first_dropped, first_entry.added, first_entry.removed) {
+        (true, _, Some(removed)) => format!(
+            "remove `{first_token}` from the list, or build with a CUDA toolkit older than {removed}"
+        ),
+        (false, Some(added), _) => format!(
+            "remove `{first_token}` from the list, or use a CUDA {added} or newer base image"
+        ),
+        _ => format!("remove `{first_token}` from the list"),
+    };
+    let mut diagnostic = Diagnostic::at(
+        &META,
+        list.span,
+        format!(
+            "{} names {} that CUDA {toolkit} ({}) cannot build; the CUDA build step fails",
+            list.setting,
+            reasons.join(", "),
+            cuda.origin
+        ),
+    )
+    .with_help(help);
+    for (_, entry, _) in &bad {
+        let unconfirmed = if entry.confirmed {
+            ""
+        } else {
+            " (unconfirmed)"
+        };
+        diagnostic = diagnostic.with_note(format!(
+            "sm_{}{}{unconfirmed}: {}",
+            entry.arch.major(),
+            entry.arch.minor(),
+            entry.source
+        ));
+    }
+    Some(diagnostic)
+}
+
+/// `-gencode=arch=…`, `-arch=sm_80` or `-arch sm_80`: the option's value and
+/// the index of the word holding it.
+fn option_value<'w>(words: &[&'w str], index: usize, option: &str) -> Option<(&'w str, usize)> {
+    let word = words.get(index)?;
+    if *word == option {
+        return words.get(index + 1).map(|value| (*value, index + 1));
+    }
+    word.strip_prefix(option)?
+        .strip_prefix('=')
+        .map(|value| (value, index))
+}
+
+fn run_lists<'s>(stage: &'s Stage) -> Vec<ArchList<'s>> {
+    let mut lists = Vec::new();
+    for command in stage.runs.iter().flat_map(|run| &run.commands) {
+        for (name, value) in &command.assignments {
+            if ARCH_VARIABLES.contains(&name.as_str()) {
+                lists.push(ArchList {
+                    setting: format!("`{name}=`"),
+                    value,
+                    span: command.span,
+                });
+            }
+        }
+        let words: Vec<&str> = command.words.iter().map(|w| w.text.as_str()).collect();
+        let is_nvcc = words
+            .first()
+            .is_some_and(|w| w.rsplit('/').next() == Some("nvcc"));
+        for (index, word) in command.words.iter().enumerate() {
+            let text = word.text.as_str();
+            // `export VAR=…`, `env VAR=… cmd`, `-DCMAKE_CUDA_ARCHITECTURES=…`.
+            let assignment = text.strip_prefix("-D").unwrap_or(text);
+            if let Some((name, value)) = assignment.split_once('=') {
+                let name = name.split(':').next().unwrap_or(name);
+                let is_define =
+                    text.starts_with("-D") || words.get(index.wrapping_sub(1)) == Some(&"-D");
+                if (is_define && name == CMAKE_DEFINE)
+                    || (!text.starts_with('-') && ARCH_VARIABLES.contains(&name))
+                {
+                    lists.push(ArchList {
+                        setting: format!("`{name}`"),
+                        value,
+                        span: word.span,
+                    });
+                    continue;
+                }
+            }
+            if !is_nvcc {
+                continue;
+            }
+            for option in NVCC_ARCH_OPTIONS {
+                if let Some((value, at)) = option_value(&words, index, option) {
+                    let span = command.words.get(at).map_or(word.span, |w| w.span);
+                    lists.push(ArchList {
+                        setting: format!("nvcc `{option}`"),
+                        value,
+                        span,
+                    });
+                }
+            }
+        }
+    }
+    lists
+}
+
+impl DockerfileRule for CudaArchUnsupported {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+        let toolkits = &ctx.knowledge.toolkits;
+        for stage in &ctx.model.stages {
+            let Some(cuda) = stage_cuda(ctx, stage) else {
+                continue;
+            };
+            let instructions = ctx
+                .dockerfile
+                .instructions
+                .get(stage.instructions.clone())
+                .unwrap_or_default();
+            let mut lists = Vec::new();
+            for instruction in instructions {
+                match &instruction.command {
+                    Command::Env(pairs) => lists.extend(
+                        pairs
+                            .iter()
+                            .filter(|kv| ARCH_VARIABLES.contains(&kv.key.as_str()))
+                            .map(|kv| ArchList {
+                                setting: format!("`ENV {}`", kv.key),
+                                value: kv.value.as_str(),
+                                span: kv.span,
+                            }),
+                    ),
+                    Command::Arg(args) => lists.extend(
+                        args.iter()
+                            .filter(|a| ARCH_VARIABLES.contains(&a.name.as_str()))
+                            .filter_map(|a| {
+                                Some(ArchList {
+                                    setting: format!("`ARG {}`", a.name),
+                                    value: a.default.as_deref()?,
+                                    span: a.span,
+                                })
+                            }),
+                    ),
+                    _ => {}
+                }
+            }
+            lists.extend(run_lists(stage));
+            // A value still holding `$VAR` is not known here.
+            for list in lists.iter().filter(|l| !l.value.contains('$')) {
+                out.extend(check_list(toolkits, &cuda, list));
+            }
+        }
+    }
+}
