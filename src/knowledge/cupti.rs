@@ -331,6 +331,9 @@ pub struct RuntimeEnv {
     pub compat_dirs: Vec<String>,
     pub disable_require_var: String,
     pub require_cuda_var: String,
+    /// With this set and the CUDA requirement empty, the toolkit checks
+    /// `cuda>=<its major.minor>` instead (a "legacy" image).
+    pub legacy_version_var: String,
     /// Go `strconv.ParseBool` true values.
     pub parse_bool_true: Vec<String>,
     pub source: String,
@@ -420,6 +423,16 @@ pub struct CacheManager {
     /// Options before the subcommand that take a separate value.
     #[serde(default)]
     pub value_options: Vec<String>,
+    /// Options after the install subcommand that take a separate value.
+    #[serde(default)]
+    pub install_value_options: Vec<String>,
+    /// Install options whose value names packages we cannot see (a
+    /// requirements file, an editable checkout).
+    #[serde(default)]
+    pub opaque_options: Vec<String>,
+    /// Install options whose value is a package index or wheel location.
+    #[serde(default)]
+    pub index_options: Vec<String>,
     /// Where the cache is, for messages.
     pub cache: String,
     /// `rm` targets that remove the cache.
@@ -443,6 +456,9 @@ pub struct CacheManager {
     pub fix: CacheFix,
     #[serde(default)]
     pub fix_text: String,
+    /// What the cache holds, for messages.
+    #[serde(default)]
+    pub size_hint: String,
     pub source: String,
 }
 
