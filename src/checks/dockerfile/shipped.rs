@@ -209,15 +209,13 @@ impl<'a> Invocation<'a> {
     /// (`"env create"` is two words). Returns the index of the last word.
     pub fn subcommand_is(&self, subs: &[String]) -> Option<usize> {
         subs.iter().find_map(|sub| {
-            let mut at = self.subcommand;
             let mut last = None;
-            for expected in sub.split_whitespace() {
+            for (at, expected) in (self.subcommand..).zip(sub.split_whitespace()) {
                 let word = self.command.words.get(at)?;
                 if word.text != expected {
                     return None;
                 }
                 last = Some(at);
-                at += 1;
             }
             last
         })
@@ -247,8 +245,8 @@ pub fn invocation<'a>(command: &'a ShellCommand, hygiene: &'a Hygiene) -> Option
                 if !word.text.starts_with('-') {
                     break;
                 }
-                let takes_value = !word.text.contains('=')
-                    && manager.value_options.iter().any(|o| *o == word.text);
+                let takes_value =
+                    !word.text.contains('=') && manager.value_options.contains(&word.text);
                 at += if takes_value { 2 } else { 1 };
             }
             return Some(Invocation {
