@@ -402,6 +402,96 @@ pub fn rm_target<'a>(
         .find(|w| matches(&w.text))
 }
 
+/// How a directory reached the run-time loader.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LoaderRoute {
+    /// An entry of a loader variable (`LD_LIBRARY_PATH`) set by ENV.
+    Env,
+    /// Written to an ld.so.conf file, or given to `ldconfig`.
+    LdConfig,
+}
+
+/// A directory the shipped image's loader searches, and where that is set.
+#[derive(Clone, Debug)]
+pub struct LoaderDir {
+    pub dir: String,
+    pub span: Span,
+    pub route: LoaderRoute,
+}
+
+/// Directories matching `wanted` that the shipped image puts on the loader
+/// path: effective loader-variable entries, ld.so.conf writes (`echo DIR >
+/// /etc/ld.so.conf.d/x.conf`, `… | tee …`) and `ldconfig DIR`.
+pub fn loader_dirs(ctx: &DockerfileContext<'_>, wanted: impl Fn(&str) -> bool) -> Vec<LoaderDir> {
+    let runtime = &ctx.knowledge.cupti.runtime;
+    let hygiene = &ctx.knowledge.cupti.hygiene;
+    let chain = target_chain(ctx.model);
+    let settings = settings(ctx, &chain);
+    let mut out = Vec::new();
+    for var in &runtime.loader_vars {
+        for entry in effective_path(&settings, var) {
+            if wanted(entry.text) {
+                out.push(LoaderDir {
+                    dir: entry.text.to_string(),
+                    span: span_of(ctx, entry.setting_span, entry.text),
+                    route: LoaderRoute::Env,
+                });
+            }
+        }
+    }
+    for (stage, index, _) in chain_instructions(ctx, &chain) {
+        let Some(step) = run_step(stage, index) else {
+            continue;
+        };
+        for (position, command) in step.commands.iter().enumerate() {
+            let Some(at) = program_index(command, hygiene) else {
+                continue;
+            };
+            let program = command.words.get(at).map_or("", |w| base_name(&w.text));
+            let args = command.words.get(at + 1..).unwrap_or(&[]);
+            let writes_conf = match program {
+                "ldconfig" => true,
+                "echo" | "printf" => {
+                    let marker = runtime.ld_conf_marker.as_str();
+                    // The redirection target is not a word; read the line.
+                    let line_rest = ctx
+                        .source
+                        .text
+                        .get(command.span.end..)
+                        .and_then(|rest| rest.split(['\n', ';', '&']).next())
+                        .unwrap_or("");
+                    let piped_to_tee = step.commands.get(position + 1).is_some_and(|next| {
+                        next.words
+                            .first()
+                            .is_some_and(|w| base_name(&w.text) == "tee")
+                            && next.words.iter().any(|w| w.text.contains(marker))
+                    });
+                    !marker.is_empty()
+                        && (args.iter().any(|w| w.text.contains(marker))
+                            || line_rest.contains(marker)
+                            || piped_to_tee)
+                }
+                _ => false,
+            };
+            if !writes_conf {
+                continue;
+            }
+            for word in args.iter().filter(|w| !w.text.starts_with('-')) {
+                for piece in word.text.split_whitespace() {
+                    if wanted(piece) {
+                        out.push(LoaderDir {
+                            dir: piece.to_string(),
+                            span: word.span,
+                            route: LoaderRoute::LdConfig,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
