@@ -30,7 +30,7 @@ impl DockerfileRule for CuptiLibraryPathWrong {
         let facts = &cupti.library_path;
         let chain = shipped::target_chain(ctx.model);
         let Some(target) = chain.last() else { return };
-        if !(apt_cuda_at_least_empty_since(ctx, &chain) && !runfile_install(ctx, &chain)) {
+        if !apt_cuda_at_least_empty_since(ctx, &chain) || runfile_install(ctx, &chain) {
             return;
         }
         let settings = shipped::settings(ctx, &chain);
