@@ -745,9 +745,11 @@ pub fn normalize_name(manager: Manager, name: &str) -> String {
 pub fn normalize_path(path: &str) -> &str {
     let mut path = path.trim();
     loop {
-        let shorter = path
-            .strip_suffix("/*")
-            .or_else(|| path.strip_suffix('/').filter(|p| !p.is_empty()));
+        let shorter = match path.strip_suffix("/*") {
+            Some("") => Some("/"),
+            Some(p) => Some(p),
+            None => path.strip_suffix('/').filter(|p| !p.is_empty()),
+        };
         match shorter {
             Some(p) => path = p,
             None => return path,
