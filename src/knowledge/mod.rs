@@ -57,6 +57,7 @@ const EMBEDDED: &[(&str, &str)] = &[
         "rules/packages.toml",
         include_str!("../../rules/packages.toml"),
     ),
+    ("rules/cupti.toml", include_str!("../../rules/cupti.toml")),
 ];
 
 /// A knowledge file that cannot be read or does not hold valid knowledge.
@@ -193,7 +194,8 @@ impl Knowledge {
         }
         if let Some(table) = file.cupti {
             let start = table_header(text, "cupti");
-            let area = cupti::CuptiKnowledge::from_toml(table).map_err(|m| locate(start, m))?;
+            let area = cupti::CuptiKnowledge::from_toml(table)
+                .map_err(|error| locate(start, error.to_string()))?;
             self.cupti.extend(area);
         }
         Ok(())

@@ -8,14 +8,21 @@ pub mod cu005;
 pub mod cu101_devel_image_in_final_stage;
 pub mod cu102_cuda_toolkit_copied_whole;
 pub mod cu103_devel_packages_in_final_stage;
-pub mod cu130_cuda_image_tag_invalid;
-pub mod cu131_cuda_image_eol;
-pub mod cuda_stages;
+pub mod cu104_package_cache_left_behind;
+pub mod cu110_cupti_missing;
+pub mod cu111_cupti_library_path_wrong;
 pub mod cu120_wheel_cuda_mismatch;
 pub mod cu121_driver_too_old_for_image;
 pub mod cu122_driver_libraries_in_image;
+pub mod cu123_require_check_disabled;
+pub mod cu124_stubs_on_runtime_path;
+pub mod cu125_compat_forced_on_path;
+pub mod cu130_cuda_image_tag_invalid;
+pub mod cu131_cuda_image_eol;
 pub mod cu132_cuda_arch_unsupported;
 pub mod cuda_facts;
+pub mod cuda_stages;
+pub mod shipped;
 pub mod support;
 
 use super::DockerfileRule;
@@ -30,10 +37,16 @@ pub static RULES: &[&dyn DockerfileRule] = &[
     &cu101_devel_image_in_final_stage::DevelImageInFinalStage,
     &cu102_cuda_toolkit_copied_whole::CudaToolkitCopiedWhole,
     &cu103_devel_packages_in_final_stage::DevelPackagesInFinalStage,
-    &cu130_cuda_image_tag_invalid::CudaImageTagInvalid,
-    &cu131_cuda_image_eol::CudaImageEol,
+    &cu104_package_cache_left_behind::PackageCacheLeftBehind,
+    &cu110_cupti_missing::CuptiMissing,
+    &cu111_cupti_library_path_wrong::CuptiLibraryPathWrong,
     &cu120_wheel_cuda_mismatch::WheelCudaMismatch,
     &cu121_driver_too_old_for_image::DriverTooOldForImage,
     &cu122_driver_libraries_in_image::DriverLibrariesInImage,
+    &cu123_require_check_disabled::RequireCheckDisabled,
+    &cu124_stubs_on_runtime_path::StubsOnRuntimePath,
+    &cu125_compat_forced_on_path::CompatForcedOnPath,
+    &cu130_cuda_image_tag_invalid::CudaImageTagInvalid,
+    &cu131_cuda_image_eol::CudaImageEol,
     &cu132_cuda_arch_unsupported::CudaArchUnsupported,
 ];

@@ -1,0 +1,279 @@
+//! CU110 cupti-missing: the shipped image has no CUPTI while something in it
+//! needs it: torch installed with `--no-deps` or with its CUPTI wheel deleted
+//! (`import torch` fails), a Kineto-enabled wheel built in a devel stage,
+//! a GPU profiler plugin on a CUDA runtime base, or an `LD_LIBRARY_PATH`
+//! entry meant for CUPTI.
+
+use crate::checks::dockerfile::{shipped, support};
+use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::ast::Command;
+use crate::dockerfile::model::{BaseImage, Stage};
+use crate::knowledge::cupti::{Manager, Need};
+use crate::source::Span;
+
+pub static META: RuleMeta = RuleMeta {
+    code: "CU110",
+    name: "cupti-missing",
+    category: Category::Correctness,
+    default_severity: Severity::Error,
+    fix: FixAvailability::None,
+    summary: "Something in the shipped image needs CUPTI, and the image has none",
+    doc: include_str!("../../../docs/rules/CU110.md"),
+};
+
+pub struct CuptiMissing;
+
+/// What the shipped image's base says about CUPTI.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Base {
+    /// A known CUDA image without CUPTI (base, runtime, cudnn-runtime).
+    CudaWithout,
+    /// A known image without CUDA at all (or scratch).
+    NoCuda,
+}
+
+struct NeedAt {
+    span: Span,
+    need: Need,
+    what: String,
+    symptom: String,
+    source: String,
+}
+
+impl DockerfileRule for CuptiMissing {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+        let cupti = &ctx.knowledge.cupti;
+        let chain = shipped::target_chain(ctx.model);
+        let (Some(root), Some(target)) = (chain.first(), chain.last()) else {
+            return;
+        };
+        let facts = support::base_facts(ctx, target);
+        let base = match (&facts, &root.base) {
+            (Some(f), _) if f.has_cupti => return,
+            (Some(f), _) if f.cuda.is_some() => Base::CudaWithout,
+            (_, BaseImage::Scratch) => Base::NoCuda,
+            (_, BaseImage::Image(image)) if cupti.base_without_cuda(&image.repository) => {
+                Base::NoCuda
+            }
+            _ => return,
+        };
+        let soname = facts
+            .as_ref()
+            .and_then(|f| f.cuda)
+            .and_then(|v| cupti.soname(&v))
+            .unwrap_or_else(|| "libcupti.so".to_string());
+
+        let hygiene = &cupti.hygiene;
+        let mut provided = false;
+        // CUPTI from pip wheels or packages we cannot see; a later removal of
+        // the wheel directory takes it away again.
+        let mut maybe_from_pip = false;
+        let mut wheel_dirs: Vec<String> = Vec::new();
+        let mut needs: Vec<NeedAt> = Vec::new();
+        for (stage, index, instruction) in shipped::chain_instructions(ctx, &chain) {
+            match &instruction.command {
+                Command::Copy(copy) | Command::Add(copy) => {
+                    let from_stage = copy.from.as_ref().and_then(|w| stage_named(ctx, &w.text));
+                    for source in &copy.sources {
+                        if cupti.copies.matches(&source.text) {
+                            provided = true;
+                        } else if let Some(builder) = from_stage {
+                            if cupti.source_builds.is_wheel_source(&source.text)
+                                && kineto_build(ctx, builder)
+                            {
+                                wheel_dirs.push(copy.dest.text.clone());
+                            } else {
+                                // A virtualenv or site-packages may carry a CUPTI wheel.
+                                maybe_from_pip = true;
+                            }
+                        }
+                    }
+                }
+                Command::Env(pairs) => {
+                    for kv in pairs
+                        .iter()
+                        .filter(|kv| cupti.runtime.is_loader_var(&kv.key))
+                    {
+                        for entry in shipped::split_path_list(&kv.value) {
+                            if cupti.library_path.mentions_cupti(entry) {
+                                needs.push(NeedAt {
+                                    span: shipped::span_of(ctx, kv.span, entry),
+                                    need: Need::Import,
+                                    what: format!("`{}` on {} is meant for CUPTI", entry, kv.key),
+                                    symptom: format!(
+                                        "libraries that load {soname} do not find it there"
+                                    ),
+                                    source: cupti.library_path.source.clone(),
+                                });
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+            let Some(step) = shipped::run_step(stage, index) else {
+                continue;
+            };
+            for command in &step.commands {
+                if let Some(word) =
+                    shipped::rm_target(command, hygiene, |t| cupti.removals.matches(t))
+                {
+                    maybe_from_pip = false;
+                    needs.push(NeedAt {
+                        span: word.span,
+                        need: Need::Import,
+                        what: format!(
+                            "`rm {}` deletes the CUPTI that torch's wheel brought",
+                            word.text
+                        ),
+                        symptom: cupti.torch.symptom.replace("{soname}", &soname),
+                        source: cupti.removals.source.clone(),
+                    });
+                    continue;
+                }
+                let Some(inv) = shipped::invocation(command, hygiene) else {
+                    continue;
+                };
+                let Some(last) = inv.subcommand_is(&inv.manager.install) else {
+                    continue;
+                };
+                let manager = match inv.manager.name.as_str() {
+                    "apt" => Manager::Apt,
+                    "pip" => Manager::Pip,
+                    "conda" => Manager::Conda,
+                    _ => continue,
+                };
+                let args = shipped::install_args(inv.manager, inv.words_after(last));
+                if args.opaque {
+                    maybe_from_pip = true;
+                }
+                let cpu_index = args.indexes.iter().any(|i| cupti.torch.is_cpu_build(i));
+                for package in &args.packages {
+                    if cupti
+                        .provider(manager, &package.name, &package.extras)
+                        .is_some()
+                    {
+                        if manager == Manager::Pip {
+                            maybe_from_pip = true;
+                        } else {
+                            provided = true;
+                        }
+                    } else if manager == Manager::Pip && cupti.torch.is_torch(&package.name) {
+                        if cpu_index || cupti.torch.is_cpu_build(&package.word.text) {
+                            continue;
+                        }
+                        if cupti.torch.no_deps_flags.iter().any(|f| args.has_flag(f)) {
+                            needs.push(NeedAt {
+                                span: package.word.span,
+                                need: Need::Import,
+                                what:
+                                    "`--no-deps` leaves out the CUPTI wheel that torch depends on"
+                                        .to_string(),
+                                symptom: cupti.torch.symptom.replace("{soname}", &soname),
+                                source: cupti.torch.source.clone(),
+                            });
+                        } else {
+                            maybe_from_pip = true;
+                        }
+                    } else if let Some(consumer) =
+                        cupti.consumer(manager, &package.name, &package.extras)
+                    {
+                        needs.push(NeedAt {
+                            span: package.word.span,
+                            need: consumer.need,
+                            what: format!("`{}` installs {}", package.word.text, consumer.what),
+                            symptom: consumer.symptom.clone(),
+                            source: consumer.source.clone(),
+                        });
+                    }
+                }
+                for path in &args.paths {
+                    let name = shipped::wheel_name(&path.text).unwrap_or("");
+                    if cupti.provider(manager, name, &[]).is_some() {
+                        maybe_from_pip = true;
+                    } else if wheel_dirs.iter().any(|dir| {
+                        path.text.starts_with(dir.trim_end_matches('*'))
+                            || path.text.ends_with(".whl")
+                    }) {
+                        needs.push(NeedAt {
+                            span: path.span,
+                            need: Need::Import,
+                            what: format!("`{}` was built with Kineto in a devel stage, against that stage's CUPTI", path.text),
+                            symptom: cupti.torch.symptom.replace("{soname}", &soname),
+                            source: cupti.source_builds.source.clone(),
+                        });
+                    }
+                }
+            }
+        }
+        if provided || maybe_from_pip {
+            return;
+        }
+        let base_text = facts
+            .as_ref()
+            .map_or_else(|| target.base_text.clone(), |f| f.family.clone());
+        for need in needs {
+            if need.need == Need::Profiler && base != Base::CudaWithout {
+                continue;
+            }
+            out.push(
+                Diagnostic::at(
+                    &META,
+                    need.span,
+                    format!(
+                        "{}, but the shipped image has no CUPTI (its base `{base_text}` ships none): `{}`",
+                        need.what, need.symptom
+                    ),
+                )
+                .with_help(help(ctx, facts.as_ref().and_then(|f| f.cuda)))
+                .with_note(format!("source: {}", need.source)),
+            );
+        }
+    }
+}
+
+fn help(ctx: &DockerfileContext<'_>, cuda: Option<crate::knowledge::Version>) -> String {
+    let cupti = &ctx.knowledge.cupti;
+    match cuda.and_then(|v| cupti.major(v.major()).map(|m| (m, v))) {
+        Some((major, version)) => format!(
+            "install CUPTI in the final stage (`apt-get install {}` or `pip install {}`), or build on the matching devel image",
+            major.apt_package_for(version.minor()),
+            major.pip_package
+        ),
+        None => "install CUPTI in the final stage (the `nvidia-cuda-cupti-cu12` / `nvidia-cuda-cupti` wheel, or NVIDIA's `cuda-cupti-X-Y` apt package)".to_string(),
+    }
+}
+
+fn stage_named<'m>(ctx: &DockerfileContext<'m>, reference: &str) -> Option<&'m Stage> {
+    let lower = reference.to_ascii_lowercase();
+    ctx.model.stages.iter().find(|s| {
+        s.name.as_deref() == Some(lower.as_str())
+            || reference.parse::<usize>().ok() == Some(s.index)
+    })
+}
+
+/// The stage builds with Kineto (a PyTorch source build) on a devel base,
+/// and does not turn Kineto off.
+fn kineto_build(ctx: &DockerfileContext<'_>, stage: &Stage) -> bool {
+    let builds = &ctx.knowledge.cupti.source_builds;
+    let devel = support::base_facts(ctx, stage).is_some_and(|f| f.has_cupti || f.has_compiler);
+    let mut marked = stage
+        .env
+        .iter()
+        .any(|(k, v)| builds.is_marker(k) || builds.is_marker(v));
+    let mut disabled = stage.env.iter().any(|(k, v)| builds.disables(k, v));
+    for command in stage.runs.iter().flat_map(|r| r.commands.iter()) {
+        marked |= command.words.iter().any(|w| builds.is_marker(&w.text))
+            || command.assignments.iter().any(|(k, _)| builds.is_marker(k));
+        disabled |= command
+            .assignments
+            .iter()
+            .any(|(k, v)| builds.disables(k, v));
+    }
+    devel && marked && !disabled
+}

@@ -1,0 +1,95 @@
+//! CU123 require-check-disabled: the shipped image turns off the NVIDIA
+//! Container Toolkit's driver check (`NVIDIA_DISABLE_REQUIRE` true in Go
+//! `ParseBool` terms) or empties `NVIDIA_REQUIRE_CUDA`.
+
+use crate::checks::dockerfile::shipped;
+use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::diagnostic::{Diagnostic, Severity};
+
+pub static META: RuleMeta = RuleMeta {
+    code: "CU123",
+    name: "require-check-disabled",
+    category: Category::Compatibility,
+    default_severity: Severity::Warning,
+    fix: FixAvailability::None,
+    summary: "The NVIDIA Container Toolkit's driver requirement check is turned off",
+    doc: include_str!("../../../docs/rules/CU123.md"),
+};
+
+pub struct RequireCheckDisabled;
+
+impl DockerfileRule for RequireCheckDisabled {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+        let runtime = &ctx.knowledge.cupti.runtime;
+        let chain = shipped::target_chain(ctx.model);
+        let Some(target) = chain.last() else { return };
+        let settings = shipped::settings(ctx, &chain);
+        // The expanded value where the model knows it, else the literal.
+        let value_of = |setting: &shipped::Setting<'_>| -> Option<String> {
+            if !setting.value.contains('$') {
+                return Some(setting.value.to_string());
+            }
+            target
+                .env
+                .iter()
+                .find(|(k, _)| k == setting.key)
+                .map(|(_, v)| v.clone())
+                .filter(|v| !v.contains('$'))
+        };
+        let insufficient = runtime.error("insufficient-driver");
+        let consequence = insufficient.map_or_else(String::new, |e| {
+            format!(
+                "; on a host driver older than the image's CUDA, programs then fail at their first CUDA call with error {} {} (\"{}\")",
+                e.code, e.name, e.text
+            )
+        });
+
+        if let Some(setting) = shipped::last_env(&settings, &runtime.disable_require_var) {
+            if value_of(setting).is_some_and(|v| runtime.parses_true(&v)) {
+                out.push(
+                    Diagnostic::at(
+                        &META,
+                        setting.span,
+                        format!(
+                            "`{}` turns off every NVIDIA_REQUIRE_* check, so the container starts on any driver instead of being refused with a clear `requirement error`{consequence}",
+                            runtime.disable_require_var
+                        ),
+                    )
+                    .with_help("remove it; to run on an older driver, use an image built for an older CUDA, or rely on forward compatibility on data-center GPUs")
+                    .with_note(format!("source: {}", runtime.source)),
+                );
+            }
+        }
+
+        if let Some(setting) = shipped::last_env(&settings, &runtime.require_cuda_var) {
+            if value_of(setting).is_some_and(|v| v.trim().is_empty()) {
+                let version_cleared = shipped::last_env(&settings, &runtime.legacy_version_var)
+                    .is_some_and(|s| s.value.trim().is_empty());
+                let what = if version_cleared {
+                    format!(
+                        "with `{}` also empty, no CUDA requirement is checked at all{consequence}",
+                        runtime.legacy_version_var
+                    )
+                } else {
+                    format!(
+                        "while `{}` is set the toolkit treats the image as legacy and checks only `cuda>=<its major.minor>`, dropping the `brand=…,driver>=N` alternatives that let it start on older data-center driver branches",
+                        runtime.legacy_version_var
+                    )
+                };
+                out.push(
+                    Diagnostic::at(
+                        &META,
+                        setting.span,
+                        format!("`{}` is emptied: {what}", runtime.require_cuda_var),
+                    )
+                    .with_help("leave NVIDIA_REQUIRE_CUDA as the base image sets it")
+                    .with_note(format!("source: {}", runtime.source)),
+                );
+            }
+        }
+    }
+}
