@@ -651,10 +651,12 @@ fn csv_fields(line: &str) -> Result<Vec<String>, String> {
                     fields.push(field);
                     return Ok(fields);
                 }
-                Some(_) => return Err(format!(
+                Some(_) => {
+                    return Err(format!(
                     "parse error on line 1, column {}: extraneous or missing \" in quoted-field",
                     pos
-                )),
+                ))
+                }
             }
         }
         if pos >= bytes.len() {
