@@ -539,3 +539,14 @@ fn hostile_nesting_does_not_overflow() {
     let vars = format!("FROM a\nRUN {}<<EOF\nEOF\n", continued("${a:-", 5));
     assert!(parse(&vars).is_ok());
 }
+
+#[test]
+fn lone_escape_line_makes_an_empty_instruction_in_place() {
+    // Found by fuzzing: a logical line with no text still sits where it began.
+    let text = "FROM a\n\\\n   \n";
+    let (df, _) = parse_syntax(text).unwrap();
+    assert_eq!(dump(&df), "(from \"a\")\n(\"\")\n");
+    let empty = &df.instructions[1];
+    assert_eq!((empty.keyword.as_str(), empty.span.start), ("", 7));
+    assert!(empty.span.start >= df.instructions[0].span.end);
+}
