@@ -2,13 +2,23 @@
 //! typed syntax tree, the stage model, ARG/ENV expansion and RUN shell words.
 
 pub mod ast;
+mod directives;
+pub mod dump;
 pub mod expand;
+mod heredoc;
 pub mod imageref;
+mod instructions;
+mod json;
+mod lines;
 pub mod model;
+mod node;
 pub mod packages;
 pub mod parser;
 pub mod shell;
+mod shlex;
 pub mod stages;
+mod words;
 
-pub use parser::parse;
+pub use dump::dump;
+pub use parser::{parse, parse_bytes, parse_syntax};
 pub use stages::build_model;
