@@ -31,10 +31,7 @@ impl ImageRef {
         let (name, tag) = match name_and_tag.get(last_slash..).and_then(|s| s.rfind(':')) {
             Some(colon) => {
                 let at = last_slash + colon;
-                (
-                    name_and_tag.get(..at)?,
-                    Some(name_and_tag.get(at + 1..)?),
-                )
+                (name_and_tag.get(..at)?, Some(name_and_tag.get(at + 1..)?))
             }
             None => (name_and_tag, None),
         };
@@ -91,7 +88,11 @@ fn is_domain(domain: &str) -> bool {
         let Some((v6, after)) = rest.split_once(']') else {
             return false;
         };
-        if v6.is_empty() || !v6.chars().all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.') {
+        if v6.is_empty()
+            || !v6
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.')
+        {
             return false;
         }
         match after {
@@ -119,7 +120,9 @@ fn is_domain_component(component: &str) -> bool {
         (Some(first), Some(last)) => {
             first.is_ascii_alphanumeric()
                 && last.is_ascii_alphanumeric()
-                && bytes.iter().all(|b| b.is_ascii_alphanumeric() || *b == b'-')
+                && bytes
+                    .iter()
+                    .all(|b| b.is_ascii_alphanumeric() || *b == b'-')
         }
         _ => false,
     }
@@ -145,8 +148,7 @@ fn is_path_component(component: &str) -> bool {
             i += 1;
         }
         let separator = &component[start..i];
-        let valid = matches!(separator, "." | "_" | "__")
-            || separator.bytes().all(|b| b == b'-');
+        let valid = matches!(separator, "." | "_" | "__") || separator.bytes().all(|b| b == b'-');
         if !valid {
             return false;
         }
@@ -169,9 +171,10 @@ fn is_digest(digest: &str) -> bool {
     let Some((algorithm, encoded)) = digest.split_once(':') else {
         return false;
     };
-    let algorithm_ok = algorithm
-        .split(['+', '.', '-', '_'])
-        .all(|c| c.starts_with(|ch: char| ch.is_ascii_alphabetic()) && c.bytes().all(|b| b.is_ascii_alphanumeric()));
+    let algorithm_ok = algorithm.split(['+', '.', '-', '_']).all(|c| {
+        c.starts_with(|ch: char| ch.is_ascii_alphabetic())
+            && c.bytes().all(|b| b.is_ascii_alphanumeric())
+    });
     algorithm_ok && encoded.len() >= 32 && encoded.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
@@ -179,7 +182,9 @@ fn is_digest(digest: &str) -> bool {
 mod tests {
     use super::*;
 
-    fn parts(text: &str) -> Option<(Option<String>, String, Option<String>, Option<String>)> {
+    type Parts = (Option<String>, String, Option<String>, Option<String>);
+
+    fn parts(text: &str) -> Option<Parts> {
         ImageRef::parse(text).map(|r| (r.registry, r.repository, r.tag, r.digest))
     }
 
@@ -247,7 +252,10 @@ mod tests {
             "host:port/img",
             ":tag",
         ] {
-            assert!(ImageRef::parse(text).is_none(), "{text:?} should be invalid");
+            assert!(
+                ImageRef::parse(text).is_none(),
+                "{text:?} should be invalid"
+            );
         }
         assert!(ImageRef::parse(&format!("img:{}", "t".repeat(129))).is_none());
         assert!(ImageRef::parse(&"a".repeat(256)).is_none());
@@ -255,7 +263,14 @@ mod tests {
 
     #[test]
     fn plausible_names_and_contexts_are_valid() {
-        for text in ["builder", "my-context", "a__b", "a.b_c--d", "0", "x/y/z:v1.0-rc_1"] {
+        for text in [
+            "builder",
+            "my-context",
+            "a__b",
+            "a.b_c--d",
+            "0",
+            "x/y/z:v1.0-rc_1",
+        ] {
             assert!(ImageRef::parse(text).is_some(), "{text:?} should be valid");
         }
     }

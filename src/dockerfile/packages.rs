@@ -109,27 +109,109 @@ impl PackageInstall {
 }
 
 /// Options that take a separate value, per manager family.
-const APT_VALUE_OPTIONS: &[&str] = &["-o", "--option", "-t", "--target-release", "-c", "--config-file"];
+const APT_VALUE_OPTIONS: &[&str] = &[
+    "-o",
+    "--option",
+    "-t",
+    "--target-release",
+    "-c",
+    "--config-file",
+];
 const PIP_VALUE_OPTIONS: &[&str] = &[
-    "-r", "--requirement", "-c", "--constraint", "-i", "--index-url", "--extra-index-url", "-f",
-    "--find-links", "-t", "--target", "--prefix", "--root", "--platform", "--python-version",
-    "--implementation", "--abi", "--trusted-host", "--cache-dir", "--src", "--upgrade-strategy",
-    "--progress-bar", "--log", "--proxy", "--retries", "--timeout", "--exists-action", "--cert",
-    "--client-cert", "--global-option", "--config-settings", "-C", "--no-binary",
-    "--only-binary", "--report", "--python", "-p", "--index", "--default-index",
-    "--index-strategy", "--torch-backend", "--override", "--python-platform", "--exclude-newer",
-    "--resolution", "--prerelease", "--keyring-provider", "--pip-args", "--suffix",
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "-t",
+    "--target",
+    "--prefix",
+    "--root",
+    "--platform",
+    "--python-version",
+    "--implementation",
+    "--abi",
+    "--trusted-host",
+    "--cache-dir",
+    "--src",
+    "--upgrade-strategy",
+    "--progress-bar",
+    "--log",
+    "--proxy",
+    "--retries",
+    "--timeout",
+    "--exists-action",
+    "--cert",
+    "--client-cert",
+    "--global-option",
+    "--config-settings",
+    "-C",
+    "--no-binary",
+    "--only-binary",
+    "--report",
+    "--python",
+    "-p",
+    "--index",
+    "--default-index",
+    "--index-strategy",
+    "--torch-backend",
+    "--override",
+    "--python-platform",
+    "--exclude-newer",
+    "--resolution",
+    "--prerelease",
+    "--keyring-provider",
+    "--pip-args",
+    "--suffix",
 ];
 const CONDA_VALUE_OPTIONS: &[&str] = &[
-    "-c", "--channel", "-n", "--name", "-p", "--prefix", "--file", "-f", "--solver",
-    "--repodata-fn", "-r", "--root-prefix", "--platform", "--subdir", "--category",
+    "-c",
+    "--channel",
+    "-n",
+    "--name",
+    "-p",
+    "--prefix",
+    "--file",
+    "-f",
+    "--solver",
+    "--repodata-fn",
+    "-r",
+    "--root-prefix",
+    "--platform",
+    "--subdir",
+    "--category",
 ];
 const RPM_VALUE_OPTIONS: &[&str] = &[
-    "--setopt", "--enablerepo", "--disablerepo", "--releasever", "--installroot", "-x",
-    "--exclude", "-c", "--config", "--repo", "--repofrompath", "-d", "--debuglevel", "-e",
+    "--setopt",
+    "--enablerepo",
+    "--disablerepo",
+    "--releasever",
+    "--installroot",
+    "-x",
+    "--exclude",
+    "-c",
+    "--config",
+    "--repo",
+    "--repofrompath",
+    "-d",
+    "--debuglevel",
+    "-e",
     "--errorlevel",
 ];
-const APK_VALUE_OPTIONS: &[&str] = &["-t", "--virtual", "-X", "--repository", "-p", "--root", "--arch", "--cache-dir"];
+const APK_VALUE_OPTIONS: &[&str] = &[
+    "-t",
+    "--virtual",
+    "-X",
+    "--repository",
+    "-p",
+    "--root",
+    "--arch",
+    "--cache-dir",
+];
 
 /// Find every package install among `commands`.
 pub fn package_installs(commands: &[ShellCommand]) -> Vec<PackageInstall> {
@@ -176,7 +258,11 @@ fn recognise(index: usize, command: &ShellCommand) -> Option<PackageInstall> {
         (PackageManager::Pip, PIP_VALUE_OPTIONS, start + 1)
     } else if is_python(program) {
         // `python -m pip`, after interpreter options such as `-u` or `-I`.
-        let m = (start + 1..words.len()).find(|&i| words.get(i).is_some_and(|w| !w.text.starts_with('-') || w.text == "-m"))?;
+        let m = (start + 1..words.len()).find(|&i| {
+            words
+                .get(i)
+                .is_some_and(|w| !w.text.starts_with('-') || w.text == "-m")
+        })?;
         if words.get(m)?.text != "-m" || words.get(m + 1)?.text != "pip" {
             return None;
         }
@@ -278,7 +364,12 @@ fn recognise(index: usize, command: &ShellCommand) -> Option<PackageInstall> {
 
 /// Skip option words from `at`, collecting them; returns the first
 /// non-option index.
-fn skip_options(words: &[Word], mut at: usize, value_options: &[&str], out: &mut Vec<Word>) -> usize {
+fn skip_options(
+    words: &[Word],
+    mut at: usize,
+    value_options: &[&str],
+    out: &mut Vec<Word>,
+) -> usize {
     while let Some(word) = words.get(at) {
         if !word.text.starts_with('-') || word.text == "-" || word.text == "--" {
             break;
@@ -379,7 +470,9 @@ fn requested(manager: PackageManager, word: &Word) -> RequestedPackage {
     let (name, constraint) = match split_at {
         Some(at) => (
             text.get(..at).unwrap_or(text),
-            text.get(at..).map(|c| c.trim().to_string()).filter(|c| !c.is_empty()),
+            text.get(at..)
+                .map(|c| c.trim().to_string())
+                .filter(|c| !c.is_empty()),
         ),
         None => (text, None),
     };
@@ -430,7 +523,10 @@ mod tests {
         assert_eq!(apt.command, 1);
         assert_eq!(
             names(apt),
-            vec![("cuda-toolkit-12-4", Some("=12.4.1-1")), ("libcudnn9", Some("/jammy"))]
+            vec![
+                ("cuda-toolkit-12-4", Some("=12.4.1-1")),
+                ("libcudnn9", Some("/jammy"))
+            ]
         );
         assert!(apt.has_option("--no-install-recommends"));
         assert!(apt.has_option("-y"));
@@ -447,9 +543,15 @@ mod tests {
         );
         assert_eq!(found.len(), 3);
         assert_eq!(found[0].manager, PackageManager::Pip);
-        assert_eq!(names(&found[0]), vec![("torch", Some("==2.5.1")), ("flash-attn", Some(">=2"))]);
+        assert_eq!(
+            names(&found[0]),
+            vec![("torch", Some("==2.5.1")), ("flash-attn", Some(">=2"))]
+        );
         assert_eq!(found[0].requirement_files, vec!["requirements.txt"]);
-        assert_eq!(found[0].index_urls, vec!["https://download.pytorch.org/whl/cu124"]);
+        assert_eq!(
+            found[0].index_urls,
+            vec!["https://download.pytorch.org/whl/cu124"]
+        );
         assert!(found[0].no_cache);
         assert_eq!(found[1].constraint_files, vec!["constraints.txt"]);
         assert_eq!(found[1].index_urls, vec!["https://pypi.ngc.nvidia.com"]);
@@ -466,7 +568,10 @@ mod tests {
         );
         assert_eq!(found.len(), 3);
         assert_eq!(found[0].channels, vec!["nvidia", "conda-forge"]);
-        assert_eq!(names(&found[0]), vec![("cuda-toolkit", Some("=12.4")), ("cudnn", None)]);
+        assert_eq!(
+            names(&found[0]),
+            vec![("cuda-toolkit", Some("=12.4")), ("cudnn", None)]
+        );
         assert_eq!(found[1].manager, PackageManager::Micromamba);
         assert_eq!(found[1].subcommand, "create");
         assert_eq!(found[1].requirement_files, vec!["env.yaml"]);
@@ -482,7 +587,12 @@ mod tests {
         let managers: Vec<_> = found.iter().map(|f| f.manager).collect();
         assert_eq!(
             managers,
-            vec![PackageManager::Dnf, PackageManager::Yum, PackageManager::Microdnf, PackageManager::Apk]
+            vec![
+                PackageManager::Dnf,
+                PackageManager::Yum,
+                PackageManager::Microdnf,
+                PackageManager::Apk
+            ]
         );
         assert_eq!(names(&found[0]), vec![("cuda-toolkit-12-4", None)]);
         assert_eq!(names(&found[1]), vec![("x", None)]);

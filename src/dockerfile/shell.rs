@@ -62,7 +62,11 @@ pub fn split_script_with_heredocs(
 
 /// The commands of one RUN: its shell-form script (or exec-form words) and
 /// every here-document body that is run as a shell script.
-pub fn split_run(instruction: &Instruction, run: &RunCommand, vars: &dyn Vars) -> Vec<ShellCommand> {
+pub fn split_run(
+    instruction: &Instruction,
+    run: &RunCommand,
+    vars: &dyn Vars,
+) -> Vec<ShellCommand> {
     match &run.command {
         ShellOrExec::Exec(words) => {
             let mut splitter = Splitter {
@@ -97,7 +101,10 @@ pub fn split_run(instruction: &Instruction, run: &RunCommand, vars: &dyn Vars) -
                     });
                 if let Some(heredoc) = heredoc {
                     if heredoc_is_script(heredoc, &heredoc_use.command_words) {
-                        let body = MappedText::contiguous(heredoc.content.clone(), heredoc.body_span.start);
+                        let body = MappedText::contiguous(
+                            heredoc.content.clone(),
+                            heredoc.body_span.start,
+                        );
                         commands.extend(split_script(&body, vars));
                     }
                 }
@@ -112,7 +119,12 @@ pub fn split_run(instruction: &Instruction, run: &RunCommand, vars: &dyn Vars) -
 /// stdin (`RUN bash -e <<EOF`), but not `python3 <<EOF` or `cat <<EOF`.
 fn heredoc_is_script(heredoc: &Heredoc, command_words: &[String]) -> bool {
     let Some(first) = command_words.first() else {
-        return match heredoc.content.lines().next().and_then(|l| l.strip_prefix("#!")) {
+        return match heredoc
+            .content
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("#!"))
+        {
             Some(shebang) => shebang_is_shell(shebang),
             None => true,
         };
@@ -272,7 +284,9 @@ struct Part {
 enum Redirect {
     Plain,
     /// `<<` or `<<-` (`strip_tabs`).
-    Heredoc { strip_tabs: bool },
+    Heredoc {
+        strip_tabs: bool,
+    },
 }
 
 #[derive(Default)]
@@ -308,7 +322,9 @@ impl Cursor<'_> {
     }
 
     fn peek_at(&self, offset: usize) -> Option<char> {
-        self.text().get(self.pos + offset..).and_then(|s| s.chars().next())
+        self.text()
+            .get(self.pos + offset..)
+            .and_then(|s| s.chars().next())
     }
 
     fn file(&self, pos: usize) -> usize {
@@ -371,7 +387,10 @@ impl Splitter<'_> {
                     self.end_command(&mut cur, depth);
                     cur.pos += 1;
                     if let Some(next) = cur.peek_at(0) {
-                        let doubled = matches!((c, next), ('&', '&') | ('|', '|') | (';', ';') | ('|', '&') | (';', '&'));
+                        let doubled = matches!(
+                            (c, next),
+                            ('&', '&') | ('|', '|') | (';', ';') | ('|', '&') | (';', '&')
+                        );
                         if doubled {
                             cur.pos += 1;
                         }
@@ -421,7 +440,8 @@ impl Splitter<'_> {
     fn double_quoted(&mut self, cur: &mut Cursor<'_>) {
         let open = cur.pos;
         cur.word.quoted = true;
-        cur.word.touch(Span::new(cur.file(open), cur.file(open) + 1));
+        cur.word
+            .touch(Span::new(cur.file(open), cur.file(open) + 1));
         cur.pos += 1;
         while let Some(c) = cur.peek_at(0) {
             let at = cur.pos;
@@ -434,7 +454,9 @@ impl Splitter<'_> {
                 '\\' => {
                     match cur.peek_at(1) {
                         Some('\n') => {}
-                        Some(next @ ('$' | '`' | '"' | '\\')) => cur.push_source(at + 1, next, true),
+                        Some(next @ ('$' | '`' | '"' | '\\')) => {
+                            cur.push_source(at + 1, next, true)
+                        }
                         _ => cur.push_source(at, '\\', true),
                     }
                     let skip = match cur.peek_at(1) {
@@ -778,7 +800,15 @@ mod tests {
     fn quotes_escapes_and_substitutions_stay_in_words() {
         assert_eq!(
             split(r#"echo "a b" 'c $d' e\ f "$(uname -m)" `date` x$(echo ")")y"#),
-            vec![vec!["echo", "a b", "c $d", "e f", "$(uname -m)", "`date`", "x$(echo \")\")y"]]
+            vec![vec![
+                "echo",
+                "a b",
+                "c $d",
+                "e f",
+                "$(uname -m)",
+                "`date`",
+                "x$(echo \")\")y"
+            ]]
         );
     }
 
@@ -804,7 +834,10 @@ mod tests {
     #[test]
     fn assignments_and_redirections() {
         let commands = split_script(
-            &MappedText::contiguous("DEBIAN_FRONTEND=noninteractive apt-get install -y x > /dev/null 2>&1 X=1", 0),
+            &MappedText::contiguous(
+                "DEBIAN_FRONTEND=noninteractive apt-get install -y x > /dev/null 2>&1 X=1",
+                0,
+            ),
             &VarScope::new(),
         );
         assert_eq!(commands.len(), 1);
@@ -849,7 +882,13 @@ mod tests {
         assert_eq!(
             split(r#"bash -euxo pipefail -c "apt-get update && sh -c 'pip install x'""#),
             vec![
-                vec!["bash", "-euxo", "pipefail", "-c", "apt-get update && sh -c 'pip install x'"],
+                vec![
+                    "bash",
+                    "-euxo",
+                    "pipefail",
+                    "-c",
+                    "apt-get update && sh -c 'pip install x'"
+                ],
                 vec!["apt-get", "update"],
                 vec!["sh", "-c", "pip install x"],
                 vec!["pip", "install", "x"],
@@ -879,7 +918,12 @@ mod tests {
         let script = "cat > /etc/x <<EOF\ndeb http://a b\nEOF\napt-get update\ncat <<-'X'\n\tnot a command\n\tX\necho done";
         assert_eq!(
             split(script),
-            vec![vec!["cat"], vec!["apt-get", "update"], vec!["cat"], vec!["echo", "done"]]
+            vec![
+                vec!["cat"],
+                vec!["apt-get", "update"],
+                vec!["cat"],
+                vec!["echo", "done"]
+            ]
         );
     }
 
@@ -894,7 +938,9 @@ mod tests {
 
     #[test]
     fn unterminated_input_does_not_panic() {
-        for text in ["'", "\"", "$(", "${", "`", "\\", "a <<", "echo $'x", "é'\"$", "$((1+", "2>"] {
+        for text in [
+            "'", "\"", "$(", "${", "`", "\\", "a <<", "echo $'x", "é'\"$", "$((1+", "2>",
+        ] {
             let _ = split(text);
         }
     }
