@@ -96,14 +96,25 @@ impl<'a> Iterator for PhysicalLines<'a> {
 
 /// A logical line under construction: BuildKit's joined `buf`, plus where
 /// each appended piece lies in the file.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct LogicalLine {
     pub text: String,
     /// `(text_offset, file_offset)` per appended piece.
     pieces: Vec<(usize, usize)>,
+    /// Where the line starts in the file, for offsets when no piece was
+    /// appended (a lone escape followed by blank lines).
+    origin: usize,
 }
 
 impl LogicalLine {
+    pub fn new(origin: usize) -> Self {
+        LogicalLine {
+            text: String::new(),
+            pieces: Vec::new(),
+            origin,
+        }
+    }
+
     pub fn push(&mut self, piece: &str, file_offset: usize) {
         if piece.is_empty() {
             return;
@@ -139,7 +150,7 @@ impl LogicalLine {
         let i = self.pieces.partition_point(|&(t, _)| t <= text_offset);
         match i.checked_sub(1).and_then(|i| self.pieces.get(i)) {
             Some(&(t, f)) => f + (text_offset - t),
-            None => self.pieces.first().map_or(0, |p| p.1),
+            None => self.pieces.first().map_or(self.origin, |p| p.1),
         }
     }
 
@@ -187,7 +198,7 @@ mod tests {
 
     #[test]
     fn logical_line_maps_pieces() {
-        let mut line = LogicalLine::default();
+        let mut line = LogicalLine::new(0);
         line.push("RUN a ", 0);
         line.push("  b", 10);
         assert_eq!(line.text, "RUN a   b");

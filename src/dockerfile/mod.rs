@@ -4,13 +4,17 @@
 pub mod ast;
 mod directives;
 pub mod dump;
+pub mod expand;
 mod heredoc;
+pub mod imageref;
 mod instructions;
 mod json;
 mod lines;
 pub mod model;
 mod node;
+pub mod packages;
 pub mod parser;
+pub mod shell;
 mod shlex;
 pub mod stages;
 mod words;

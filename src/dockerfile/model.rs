@@ -145,3 +145,93 @@ pub struct ShellCommand {
     /// From the first to the last word.
     pub span: Span,
 }
+
+impl BuildModel {
+    /// The stage the build produces.
+    pub fn target_stage(&self) -> Option<&Stage> {
+        self.stages.get(self.target?)
+    }
+
+    /// The stage called `name` (`AS name`, compared case-insensitively).
+    pub fn stage_by_name(&self, name: &str) -> Option<&Stage> {
+        let lower = name.to_lowercase();
+        self.stages
+            .iter()
+            .find(|s| s.name.as_deref() == Some(lower.as_str()))
+    }
+
+    /// `stage` and the stages it is built `FROM`, up to the root: the
+    /// first element is `stage` itself.
+    pub fn ancestry(&self, stage: usize) -> Vec<usize> {
+        let mut chain = Vec::new();
+        let mut current = self.stages.get(stage);
+        while let Some(s) = current {
+            chain.push(s.index);
+            current = match s.base {
+                // A parent always comes earlier, which also rules out cycles.
+                BaseImage::Stage(parent) if parent < s.index => self.stages.get(parent),
+                _ => None,
+            };
+        }
+        chain
+    }
+
+    /// Every stage `from` needs, directly or not, through FROM, COPY
+    /// `--from` and RUN `--mount=from=`; `from` included, sorted.
+    pub fn reachable_stages(&self, from: usize) -> Vec<usize> {
+        let mut seen = vec![false; self.stages.len()];
+        let mut queue = Vec::new();
+        if from < seen.len() {
+            seen[from] = true;
+            queue.push(from);
+        }
+        while let Some(current) = queue.pop() {
+            let Some(stage) = self.stages.get(current) else {
+                continue;
+            };
+            for dependency in &stage.dependencies {
+                if let DependencyTarget::Stage(next) = dependency.target {
+                    if next < seen.len() && !seen[next] {
+                        seen[next] = true;
+                        queue.push(next);
+                    }
+                }
+            }
+        }
+        (0..seen.len()).filter(|&i| seen[i]).collect()
+    }
+
+    /// Stages the target does not need (none when there is no target).
+    pub fn unused_stages(&self) -> Vec<usize> {
+        let Some(target) = self.target else {
+            return Vec::new();
+        };
+        let used = self.reachable_stages(target);
+        (0..self.stages.len())
+            .filter(|i| used.binary_search(i).is_err())
+            .collect()
+    }
+
+    /// The value of ENV `name` at the end of stage `stage`.
+    pub fn env_value(&self, stage: usize, name: &str) -> Option<&str> {
+        self.stages.get(stage)?.env_value(name)
+    }
+}
+
+impl Stage {
+    /// The value of ENV `name` at the end of this stage.
+    pub fn env_value(&self, name: &str) -> Option<&str> {
+        self.env
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Dependencies on other stages, as stage indexes.
+    pub fn stage_dependencies(&self) -> impl Iterator<Item = usize> + '_ {
+        self.dependencies.iter().filter_map(|d| match d.target {
+            DependencyTarget::Stage(s) => Some(s),
+            _ => None,
+        })
+    }
+}

@@ -158,7 +158,7 @@ impl<'a> Parser<'a> {
             if end_of_line && kept == 0 {
                 continue;
             }
-            let mut logical = LogicalLine::default();
+            let mut logical = LogicalLine::new(start);
             logical.push(trimmed.get(..kept).unwrap_or_default(), start);
             let mut last = first;
             let mut empty_continuation: Option<Span> = None;

@@ -1,10 +1,368 @@
-//! Builds the [`BuildModel`] from a parsed Dockerfile (placeholder until the
-//! stage model lands).
+//! Builds the [`BuildModel`] from a parsed Dockerfile the way BuildKit's
+//! `dockerfile2llb` sees the build: global ARGs with `--build-arg`
+//! overrides, stages and their bases after expansion, the dependency graph,
+//! per-stage ENV, and RUN scripts split into commands.
 
-use crate::dockerfile::ast::Dockerfile;
-use crate::dockerfile::model::{BuildModel, BuildOptions};
+use crate::dockerfile::ast::{ArgDecl, Command, CopyCommand, Dockerfile, FromCommand, Instruction};
+use crate::dockerfile::expand::{expand_vars, expand_word, Layered, VarScope, Vars};
+use crate::dockerfile::model::{
+    BaseImage, BuildModel, BuildOptions, DependencyKind, DependencyTarget, ImageRef, ResolvedArg,
+    RunStep, Stage, StageDependency,
+};
+use crate::dockerfile::shell::split_run;
+use crate::source::Span;
+
+/// ARGs BuildKit defines before the first FROM on its own
+/// (`dockerfile2llb/platform.go`, `defaultArgs`); their values depend on
+/// the build machine and the requested platform, so they are unknown here
+/// unless a `--build-arg` sets them.
+pub const AUTOMATIC_PLATFORM_ARGS: [&str; 11] = [
+    "BUILDPLATFORM",
+    "BUILDOS",
+    "BUILDOSVERSION",
+    "BUILDARCH",
+    "BUILDVARIANT",
+    "TARGETPLATFORM",
+    "TARGETOS",
+    "TARGETOSVERSION",
+    "TARGETARCH",
+    "TARGETVARIANT",
+    "TARGETSTAGE",
+];
 
 /// Model the stages of `dockerfile` for a build with `options`.
-pub fn build_model(_dockerfile: &Dockerfile, _options: &BuildOptions) -> BuildModel {
-    BuildModel::default()
+pub fn build_model(dockerfile: &Dockerfile, options: &BuildOptions) -> BuildModel {
+    let escape = dockerfile.escape;
+    let build_arg = |name: &str| -> Option<&str> {
+        options
+            .build_args
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    };
+
+    // The scope FROM lines see: automatic platform ARGs, then global ARGs.
+    let mut global_scope = VarScope::new();
+    for name in AUTOMATIC_PLATFORM_ARGS {
+        global_scope.set(name, build_arg(name).map(str::to_string));
+    }
+    let mut global_args = Vec::new();
+    let first_from = dockerfile
+        .instructions
+        .iter()
+        .position(|i| matches!(i.command, Command::From(_)))
+        .unwrap_or(dockerfile.instructions.len());
+    for instruction in dockerfile.instructions.iter().take(first_from) {
+        if let Command::Arg(decls) = &instruction.command {
+            for decl in decls {
+                let value = match build_arg(&decl.name) {
+                    Some(v) => Some(v.to_string()),
+                    None => decl.default.as_deref().and_then(|default| {
+                        let e = expand_vars(default, &global_scope, escape);
+                        (!e.unresolved).then_some(e.text)
+                    }),
+                };
+                global_scope.set(&decl.name, value.clone());
+                global_args.push(ResolvedArg {
+                    name: decl.name.clone(),
+                    value,
+                    span: decl.span,
+                });
+            }
+        }
+    }
+
+    let from_indexes: Vec<usize> = dockerfile
+        .instructions
+        .iter()
+        .enumerate()
+        .filter(|(_, i)| matches!(i.command, Command::From(_)))
+        .map(|(n, _)| n)
+        .collect();
+    let names: Vec<Option<String>> = from_indexes
+        .iter()
+        .map(
+            |&n| match dockerfile.instructions.get(n).map(|i| &i.command) {
+                Some(Command::From(from)) => {
+                    from.stage_name.as_ref().map(|w| w.text.to_lowercase())
+                }
+                _ => None,
+            },
+        )
+        .collect();
+
+    let mut stages: Vec<Stage> = Vec::with_capacity(from_indexes.len());
+    for (index, &from_at) in from_indexes.iter().enumerate() {
+        let end = from_indexes
+            .get(index + 1)
+            .copied()
+            .unwrap_or(dockerfile.instructions.len());
+        let Some(Command::From(from)) = dockerfile.instructions.get(from_at).map(|i| &i.command)
+        else {
+            continue;
+        };
+        let context = StageContext {
+            dockerfile,
+            options,
+            global_scope: &global_scope,
+            names: &names,
+            stage_count: from_indexes.len(),
+        };
+        let stage = context.stage(index, from_at..end, from, &stages);
+        stages.push(stage);
+    }
+
+    let target = match &options.target {
+        Some(wanted) => {
+            let wanted = wanted.to_lowercase();
+            names
+                .iter()
+                .position(|n| n.as_deref() == Some(wanted.as_str()))
+        }
+        None => stages.len().checked_sub(1),
+    };
+    BuildModel {
+        global_args,
+        stages,
+        target,
+    }
+}
+
+/// What every stage's modelling needs to see.
+struct StageContext<'a> {
+    dockerfile: &'a Dockerfile,
+    options: &'a BuildOptions,
+    global_scope: &'a VarScope,
+    /// Lower-cased stage names, by stage index.
+    names: &'a [Option<String>],
+    stage_count: usize,
+}
+
+impl StageContext<'_> {
+    fn build_arg(&self, name: &str) -> Option<&str> {
+        self.options
+            .build_args
+            .iter()
+            .rev()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    fn stage_named(&self, name: &str) -> Option<usize> {
+        let lower = name.to_lowercase();
+        self.names
+            .iter()
+            .position(|n| n.as_deref() == Some(lower.as_str()))
+    }
+
+    fn stage(
+        &self,
+        index: usize,
+        instructions: std::ops::Range<usize>,
+        from: &FromCommand,
+        earlier: &[Stage],
+    ) -> Stage {
+        let escape = self.dockerfile.escape;
+        let image = expand_word(&from.image.text, self.global_scope, escape);
+        let platform = from
+            .platform
+            .as_deref()
+            .map(|p| expand_word(p, self.global_scope, escape));
+        let mut undefined_args: Vec<String> = Vec::new();
+        for name in image
+            .unset
+            .iter()
+            .chain(platform.iter().flat_map(|p| p.unset.iter()))
+        {
+            if !undefined_args.contains(name) {
+                undefined_args.push(name.clone());
+            }
+        }
+
+        let mut dependencies = Vec::new();
+        let base = if image.unresolved || image.error.is_some() {
+            BaseImage::Unresolved
+        } else if image.text.eq_ignore_ascii_case("scratch") {
+            BaseImage::Scratch
+        } else if let Some(parent) = self.stage_named(&image.text).filter(|&s| s < index) {
+            dependencies.push(StageDependency {
+                kind: DependencyKind::From,
+                instruction: instructions.start,
+                reference: image.text.clone(),
+                span: from.image.span,
+                target: DependencyTarget::Stage(parent),
+            });
+            BaseImage::Stage(parent)
+        } else {
+            // An invalid reference cannot be pulled; there is no better
+            // description of it than "not resolved to an image".
+            ImageRef::parse(&image.text).map_or(BaseImage::Unresolved, BaseImage::Image)
+        };
+
+        // ENV is inherited from a parent stage; ARGs never are.
+        let mut env = match base {
+            BaseImage::Stage(parent) => earlier
+                .get(parent)
+                .map(|p| scope_of(&p.env))
+                .unwrap_or_default(),
+            _ => VarScope::new(),
+        };
+        let mut args = VarScope::new();
+        let mut runs = Vec::new();
+        let instruction_list = self
+            .dockerfile
+            .instructions
+            .get(instructions.clone())
+            .unwrap_or_default();
+        for (offset, instruction) in instruction_list.iter().enumerate() {
+            let at = instructions.start + offset;
+            // ENV shadows ARG of the same name (Dockerfile reference, "Using ARG variables").
+            match &instruction.command {
+                Command::Arg(decls) => {
+                    for decl in decls {
+                        let value = self.stage_arg(decl, &Layered(&env, &args));
+                        args.set(&decl.name, value);
+                    }
+                }
+                Command::Env(pairs) => {
+                    for pair in pairs {
+                        let value = expand_vars(&pair.value, &Layered(&env, &args), escape).text;
+                        env.set(&pair.key, Some(value));
+                    }
+                }
+                Command::Copy(copy) | Command::Add(copy) => {
+                    if let Some(dependency) = self.copy_dependency(copy, at) {
+                        dependencies.push(dependency);
+                    }
+                }
+                Command::Run(run) => {
+                    for mount in &run.mounts {
+                        if let Some(from) = &mount.from {
+                            dependencies.push(self.mount_dependency(from, mount.span, at));
+                        }
+                    }
+                    runs.push(self.run_step(instruction, at, &Layered(&env, &args)));
+                }
+                _ => {}
+            }
+        }
+
+        Stage {
+            index,
+            name: self.names.get(index).cloned().flatten(),
+            from_instruction: instructions.start,
+            instructions,
+            base_text: image.text,
+            base_span: from.image.span,
+            base,
+            undefined_args,
+            platform: platform.map(|p| p.text),
+            dependencies,
+            env: env
+                .entries()
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone().unwrap_or_default()))
+                .collect(),
+            runs,
+        }
+    }
+
+    /// An `ARG` inside a stage: the `--build-arg`, else its default, else
+    /// the global ARG of that name (BuildKit's `dispatchArg`).
+    fn stage_arg(&self, decl: &ArgDecl, vars: &dyn Vars) -> Option<String> {
+        if let Some(value) = self.build_arg(&decl.name) {
+            return Some(value.to_string());
+        }
+        match &decl.default {
+            Some(default) => {
+                let e = expand_vars(default, vars, self.dockerfile.escape);
+                (!e.unresolved).then_some(e.text)
+            }
+            None => self
+                .global_scope
+                .entries()
+                .iter()
+                .find(|(name, _)| *name == decl.name)
+                .and_then(|(_, value)| value.clone()),
+        }
+    }
+
+    fn run_step(&self, instruction: &Instruction, at: usize, vars: &dyn Vars) -> RunStep {
+        let Command::Run(run) = &instruction.command else {
+            return RunStep {
+                instruction: at,
+                commands: Vec::new(),
+                cache_mount_targets: Vec::new(),
+            };
+        };
+        RunStep {
+            instruction: at,
+            commands: split_run(instruction, run, vars),
+            cache_mount_targets: run
+                .mounts
+                .iter()
+                .filter(|m| m.kind.eq_ignore_ascii_case("cache"))
+                .filter_map(|m| m.target.as_deref())
+                .map(|t| expand_vars(t, vars, self.dockerfile.escape).text)
+                .collect(),
+        }
+    }
+
+    /// `COPY --from=`: a stage name or index, else an image or named
+    /// context (BuildKit does not expand variables here).
+    fn copy_dependency(&self, copy: &CopyCommand, at: usize) -> Option<StageDependency> {
+        let from = copy.from.as_ref()?;
+        let text = from.text.as_str();
+        let target = if text.contains('$') {
+            DependencyTarget::Unresolved
+        } else if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            match text.parse::<usize>() {
+                Ok(n) if n < self.stage_count => DependencyTarget::Stage(n),
+                _ => DependencyTarget::Invalid,
+            }
+        } else {
+            self.named_target(text)
+        };
+        Some(StageDependency {
+            kind: DependencyKind::Copy,
+            instruction: at,
+            reference: text.to_string(),
+            span: from.span,
+            target,
+        })
+    }
+
+    /// `RUN --mount=from=`: BuildKit looks the value up by stage name only
+    /// (`detectRunMount`); a number names an image, not a stage index.
+    fn mount_dependency(&self, from: &str, span: Span, at: usize) -> StageDependency {
+        let target = if from.contains('$') {
+            DependencyTarget::Unresolved
+        } else {
+            self.named_target(from)
+        };
+        StageDependency {
+            kind: DependencyKind::Mount,
+            instruction: at,
+            reference: from.to_string(),
+            span,
+            target,
+        }
+    }
+
+    fn named_target(&self, text: &str) -> DependencyTarget {
+        if let Some(stage) = self.stage_named(text) {
+            DependencyTarget::Stage(stage)
+        } else {
+            ImageRef::parse(text).map_or(DependencyTarget::Invalid, DependencyTarget::Image)
+        }
+    }
+}
+
+fn scope_of(env: &[(String, String)]) -> VarScope {
+    let mut scope = VarScope::new();
+    for (k, v) in env {
+        scope.set(k, Some(v.clone()));
+    }
+    scope
 }

@@ -1,0 +1,947 @@
+//! RUN scripts split into simple shell commands, so rules can ask "is there
+//! an `apt-get install` here, and with which words?" without re-parsing.
+//!
+//! This is a POSIX-shell word splitter, not an interpreter: quotes,
+//! escapes, comments, operators, groups, redirections and here-documents
+//! are understood; `$(…)` and backticks stay inside their word; `$VAR`
+//! is replaced where the Dockerfile gives it a known value (so a rule sees
+//! `torch==2.5.1`, not `torch==${TORCH_VERSION}`), and kept as written
+//! otherwise. `sh -c '…'` strings are split too, to a bounded depth.
+//! Every word keeps the file span it came from.
+
+use crate::dockerfile::ast::{Heredoc, Instruction, MappedText, RunCommand, ShellOrExec, Word};
+use crate::dockerfile::expand::{expand_dollar_at, Vars};
+use crate::dockerfile::model::ShellCommand;
+use crate::source::Span;
+
+/// Deepest `sh -c "sh -c '…'"` nesting split.
+const MAX_NESTING: usize = 4;
+/// Expanded text allowed per script, beyond its own length; past it,
+/// references are left as written.
+const EXPANSION_BUDGET: usize = 1 << 20;
+
+/// Programs that run their `-c` argument or stdin as a shell script.
+const SHELLS: [&str; 6] = ["sh", "bash", "dash", "ash", "zsh", "ksh"];
+
+/// Words that open or close compound commands; the command proper starts
+/// after them (`if apt-get update; then …`).
+const TRANSPARENT_KEYWORDS: [&str; 14] = [
+    "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "!", "{", "}", "esac",
+    "time",
+];
+/// Compound-command headers whose own words are not a command.
+const HEADER_KEYWORDS: [&str; 4] = ["for", "case", "select", "function"];
+
+/// A `<<DELIM` redirection met while splitting, with the command it feeds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeredocUse {
+    pub delimiter: String,
+    /// The words of the command reading it (empty for a bare `<<EOF`).
+    pub command_words: Vec<String>,
+}
+
+/// Split a shell script into simple commands.
+pub fn split_script(script: &MappedText, vars: &dyn Vars) -> Vec<ShellCommand> {
+    split_script_with_heredocs(script, vars).0
+}
+
+/// Split a script, also reporting the here-documents its commands read.
+pub fn split_script_with_heredocs(
+    script: &MappedText,
+    vars: &dyn Vars,
+) -> (Vec<ShellCommand>, Vec<HeredocUse>) {
+    let mut splitter = Splitter {
+        vars,
+        commands: Vec::new(),
+        heredocs: Vec::new(),
+        budget: EXPANSION_BUDGET.saturating_add(script.text.len()),
+    };
+    splitter.split(script, 0);
+    (splitter.commands, splitter.heredocs)
+}
+
+/// The commands of one RUN: its shell-form script (or exec-form words) and
+/// every here-document body that is run as a shell script.
+pub fn split_run(
+    instruction: &Instruction,
+    run: &RunCommand,
+    vars: &dyn Vars,
+) -> Vec<ShellCommand> {
+    match &run.command {
+        ShellOrExec::Exec(words) => {
+            let mut splitter = Splitter {
+                vars,
+                commands: Vec::new(),
+                heredocs: Vec::new(),
+                budget: EXPANSION_BUDGET,
+            };
+            let parts: Vec<Part> = words
+                .iter()
+                .map(|w| Part {
+                    // The string's text starts after the JSON opening quote.
+                    mapped: MappedText::contiguous(w.text.clone(), w.span.start + 1),
+                    word: w.clone(),
+                })
+                .collect();
+            splitter.emit(parts, Vec::new(), 0);
+            splitter.commands
+        }
+        ShellOrExec::Shell(script) => {
+            let (mut commands, uses) = split_script_with_heredocs(script, vars);
+            for (k, heredoc_use) in uses.iter().enumerate() {
+                let heredoc = instruction
+                    .heredocs
+                    .get(k)
+                    .filter(|h| h.name == heredoc_use.delimiter)
+                    .or_else(|| {
+                        instruction
+                            .heredocs
+                            .iter()
+                            .find(|h| h.name == heredoc_use.delimiter)
+                    });
+                if let Some(heredoc) = heredoc {
+                    if heredoc_is_script(heredoc, &heredoc_use.command_words) {
+                        let body = MappedText::contiguous(
+                            heredoc.content.clone(),
+                            heredoc.body_span.start,
+                        );
+                        commands.extend(split_script(&body, vars));
+                    }
+                }
+            }
+            commands
+        }
+    }
+}
+
+/// Whether the shell runs `heredoc`'s body as a script: `RUN <<EOF` alone
+/// (unless a shebang names another interpreter), or a shell reading its
+/// stdin (`RUN bash -e <<EOF`), but not `python3 <<EOF` or `cat <<EOF`.
+fn heredoc_is_script(heredoc: &Heredoc, command_words: &[String]) -> bool {
+    let Some(first) = command_words.first() else {
+        return match heredoc
+            .content
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("#!"))
+        {
+            Some(shebang) => shebang_is_shell(shebang),
+            None => true,
+        };
+    };
+    if !is_shell(first) {
+        return false;
+    }
+    let mut rest = command_words.iter().skip(1);
+    while let Some(word) = rest.next() {
+        if word == "-s" || word == "--" {
+            continue;
+        }
+        match word.strip_prefix('-').or_else(|| word.strip_prefix('+')) {
+            Some(letters) if !letters.is_empty() && !letters.starts_with('-') => {
+                if letters.contains('c') {
+                    return false;
+                }
+                if letters.contains('o') {
+                    rest.next();
+                }
+            }
+            Some(_) => {}
+            // A script file argument: the heredoc is that script's stdin.
+            None => return false,
+        }
+    }
+    true
+}
+
+fn shebang_is_shell(shebang: &str) -> bool {
+    let mut parts = shebang.split_whitespace();
+    let Some(program) = parts.next() else {
+        return true;
+    };
+    let program = if basename(program) == "env" {
+        match parts.find(|p| !p.starts_with('-')) {
+            Some(p) => p,
+            None => return false,
+        }
+    } else {
+        program
+    };
+    is_shell(program)
+}
+
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn is_shell(word: &str) -> bool {
+    SHELLS.contains(&basename(word))
+}
+
+/// Index of the program word after wrappers such as `sudo -E`, `env X=1`,
+/// `exec`, `nohup` or `command`.
+pub fn command_start(words: &[Word]) -> usize {
+    let mut i = 0;
+    while let Some(word) = words.get(i) {
+        let value_options: &[&str] = match basename(&word.text) {
+            "sudo" => &["-u", "-g", "-C", "-h", "-p", "-r", "-t", "-U"],
+            "env" => &["-u", "-C", "-S"],
+            "nice" => &["-n"],
+            "exec" | "nohup" | "command" | "stdbuf" | "time" => &[],
+            _ => return i,
+        };
+        let env = basename(&word.text) == "env";
+        i += 1;
+        while let Some(next) = words.get(i) {
+            let text = next.text.as_str();
+            if text == "--" {
+                i += 1;
+                break;
+            }
+            if value_options.contains(&text) {
+                i += 2;
+            } else if text.starts_with('-') || (env && text.contains('=')) {
+                i += 1;
+            } else {
+                break;
+            }
+        }
+    }
+    i
+}
+
+/// One word under construction, with the file offsets of its characters.
+#[derive(Default)]
+struct WordBuf {
+    text: String,
+    /// `(text_offset, file_offset)` pieces, as in [`MappedText`].
+    pieces: Vec<(usize, usize)>,
+    span: Option<Span>,
+    /// Something was quoted (so even `""` is a word, and keywords are not).
+    quoted: bool,
+    /// Only unquoted digits so far (a redirection's fd number).
+    digits_only: bool,
+    /// Only unquoted name characters so far (an assignment's name).
+    name_only: bool,
+    /// Byte offset of the `=` of a `NAME=value` assignment.
+    assign_eq: Option<usize>,
+}
+
+impl WordBuf {
+    fn new() -> Self {
+        WordBuf {
+            digits_only: true,
+            name_only: true,
+            ..Default::default()
+        }
+    }
+
+    fn touch(&mut self, span: Span) {
+        self.span = Some(self.span.map_or(span, |s| s.cover(span)));
+    }
+
+    /// Append `c`, which came from `file` offset.
+    fn push(&mut self, c: char, file: usize, quoted: bool) {
+        let contiguous = self
+            .pieces
+            .last()
+            .is_some_and(|&(t, f)| f + (self.text.len() - t) == file);
+        if !contiguous {
+            self.pieces.push((self.text.len(), file));
+        }
+        if quoted {
+            self.quoted = true;
+            self.digits_only = false;
+            self.name_only = false;
+        } else {
+            if !c.is_ascii_digit() {
+                self.digits_only = false;
+            }
+            if c == '=' && self.name_only && !self.text.is_empty() && self.assign_eq.is_none() {
+                self.assign_eq = Some(self.text.len());
+            }
+            let name_char = c.is_ascii_alphanumeric() || c == '_';
+            if !name_char || (self.text.is_empty() && c.is_ascii_digit()) {
+                self.name_only = false;
+            }
+        }
+        self.text.push(c);
+        self.touch(Span::new(file, file + c.len_utf8()));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.text.is_empty() && !self.quoted
+    }
+}
+
+/// A finished word and the map of its text back to the file.
+struct Part {
+    word: Word,
+    mapped: MappedText,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Redirect {
+    Plain,
+    /// `<<` or `<<-` (`strip_tabs`).
+    Heredoc {
+        strip_tabs: bool,
+    },
+}
+
+#[derive(Default)]
+struct CommandBuf {
+    words: Vec<Part>,
+    assignments: Vec<(String, String)>,
+    heredocs: Vec<String>,
+    /// Inside a `for …`/`case …` header, up to the next separator.
+    skipping: bool,
+}
+
+struct Splitter<'a> {
+    vars: &'a dyn Vars,
+    commands: Vec<ShellCommand>,
+    heredocs: Vec<HeredocUse>,
+    budget: usize,
+}
+
+/// Per-script state of the character loop.
+struct Cursor<'s> {
+    script: &'s MappedText,
+    pos: usize,
+    word: WordBuf,
+    command: CommandBuf,
+    redirect: Option<Redirect>,
+    /// Here-documents whose bodies start after the next newline.
+    pending_bodies: Vec<(String, bool)>,
+}
+
+impl Cursor<'_> {
+    fn text(&self) -> &str {
+        &self.script.text
+    }
+
+    fn peek_at(&self, offset: usize) -> Option<char> {
+        self.text()
+            .get(self.pos + offset..)
+            .and_then(|s| s.chars().next())
+    }
+
+    fn file(&self, pos: usize) -> usize {
+        self.script.file_offset(pos)
+    }
+
+    /// Push the source character at `pos`.
+    fn push_source(&mut self, pos: usize, c: char, quoted: bool) {
+        let file = self.file(pos);
+        self.word.push(c, file, quoted);
+    }
+
+    /// Push the source text `start..end` as written.
+    fn push_raw(&mut self, start: usize, end: usize, quoted: bool) {
+        let Some(raw) = self.script.text.get(start..end) else {
+            return;
+        };
+        for (i, c) in raw.char_indices() {
+            let file = self.script.file_offset(start + i);
+            self.word.push(c, file, quoted);
+        }
+    }
+}
+
+impl Splitter<'_> {
+    fn split(&mut self, script: &MappedText, depth: usize) {
+        let mut cur = Cursor {
+            script,
+            pos: 0,
+            word: WordBuf::new(),
+            command: CommandBuf::default(),
+            redirect: None,
+            pending_bodies: Vec::new(),
+        };
+        while let Some(c) = cur.peek_at(0) {
+            let start = cur.pos;
+            match c {
+                ' ' | '\t' | '\r' => {
+                    self.finish_word(&mut cur);
+                    cur.pos += 1;
+                }
+                '\n' => {
+                    self.end_command(&mut cur, depth);
+                    cur.pos += 1;
+                    skip_heredoc_bodies(&mut cur);
+                }
+                '#' if cur.word.is_empty() => {
+                    let rest = cur.text().get(start..).unwrap_or("");
+                    cur.pos += rest.find('\n').unwrap_or(rest.len());
+                }
+                '&' if cur.peek_at(1) == Some('>') => {
+                    self.finish_word(&mut cur);
+                    cur.pos += 2;
+                    if cur.peek_at(0) == Some('>') {
+                        cur.pos += 1;
+                    }
+                    cur.redirect = Some(Redirect::Plain);
+                }
+                ';' | '&' | '|' | '(' | ')' => {
+                    self.end_command(&mut cur, depth);
+                    cur.pos += 1;
+                    if let Some(next) = cur.peek_at(0) {
+                        let doubled = matches!(
+                            (c, next),
+                            ('&', '&') | ('|', '|') | (';', ';') | ('|', '&') | (';', '&')
+                        );
+                        if doubled {
+                            cur.pos += 1;
+                        }
+                    }
+                }
+                '<' | '>' => {
+                    if !cur.word.is_empty() && cur.word.digits_only {
+                        cur.word = WordBuf::new();
+                    } else {
+                        self.finish_word(&mut cur);
+                    }
+                    cur.redirect = Some(read_redirect(&mut cur, c));
+                }
+                '\\' => {
+                    match cur.peek_at(1) {
+                        Some('\n') => {}
+                        Some(next) => cur.push_source(start + 1, next, true),
+                        None => cur.push_source(start, '\\', false),
+                    }
+                    cur.pos += 1 + cur.peek_at(1).map_or(0, char::len_utf8);
+                }
+                '\'' => {
+                    let rest = cur.text().get(start + 1..).unwrap_or("");
+                    let len = rest.find('\'').unwrap_or(rest.len());
+                    cur.word.quoted = true;
+                    cur.push_raw(start + 1, start + 1 + len, true);
+                    cur.pos = (start + 2 + len).min(cur.text().len());
+                    let quotes = Span::new(cur.file(start), cur.file(cur.pos - 1) + 1);
+                    cur.word.touch(quotes);
+                }
+                '"' => self.double_quoted(&mut cur),
+                '`' => {
+                    let end = backtick_end(cur.text(), start);
+                    cur.push_raw(start, end, false);
+                    cur.pos = end;
+                }
+                '$' => self.dollar(&mut cur, false),
+                _ => {
+                    cur.push_source(start, c, false);
+                    cur.pos += c.len_utf8();
+                }
+            }
+        }
+        self.end_command(&mut cur, depth);
+    }
+
+    fn double_quoted(&mut self, cur: &mut Cursor<'_>) {
+        let open = cur.pos;
+        cur.word.quoted = true;
+        cur.word
+            .touch(Span::new(cur.file(open), cur.file(open) + 1));
+        cur.pos += 1;
+        while let Some(c) = cur.peek_at(0) {
+            let at = cur.pos;
+            match c {
+                '"' => {
+                    cur.word.touch(Span::new(cur.file(at), cur.file(at) + 1));
+                    cur.pos += 1;
+                    return;
+                }
+                '\\' => {
+                    match cur.peek_at(1) {
+                        Some('\n') => {}
+                        Some(next @ ('$' | '`' | '"' | '\\')) => {
+                            cur.push_source(at + 1, next, true)
+                        }
+                        _ => cur.push_source(at, '\\', true),
+                    }
+                    let skip = match cur.peek_at(1) {
+                        Some(next @ ('\n' | '$' | '`' | '"' | '\\')) => next.len_utf8(),
+                        _ => 0,
+                    };
+                    cur.pos += 1 + skip;
+                }
+                '$' => self.dollar(cur, true),
+                '`' => {
+                    let end = backtick_end(cur.text(), at);
+                    cur.push_raw(at, end, true);
+                    cur.pos = end;
+                }
+                _ => {
+                    cur.push_source(at, c, true);
+                    cur.pos += c.len_utf8();
+                }
+            }
+        }
+    }
+
+    /// A `$` outside single quotes.
+    fn dollar(&mut self, cur: &mut Cursor<'_>, quoted: bool) {
+        let start = cur.pos;
+        match cur.peek_at(1) {
+            Some('(') => {
+                let end = paren_end(cur.text(), start + 2);
+                cur.push_raw(start, end, quoted);
+                cur.pos = end;
+            }
+            Some('\'') if !quoted => {
+                let end = ansi_c_end(cur.text(), start + 2);
+                cur.word.quoted = true;
+                cur.push_raw(start + 2, end.saturating_sub(1).max(start + 2), true);
+                cur.pos = end;
+            }
+            Some(c) if c == '{' || c.is_alphanumeric() || c == '_' || "@*#?-$!".contains(c) => {
+                let expansion = expand_dollar_at(cur.text(), start, self.vars, '\\');
+                let end = expansion.end.max(start + 1);
+                let value = expansion.value.filter(|v| v.len() <= self.budget);
+                match value {
+                    Some(value) => {
+                        self.budget -= value.len();
+                        let span = Span::new(cur.file(start), cur.file(end.saturating_sub(1)) + 1);
+                        self.push_value(cur, &value, span, quoted);
+                    }
+                    None => cur.push_raw(start, end, quoted),
+                }
+                cur.pos = end;
+            }
+            _ => {
+                cur.push_source(start, '$', quoted);
+                cur.pos += 1;
+            }
+        }
+    }
+
+    /// Insert an expanded value; unquoted values are split into fields.
+    fn push_value(&mut self, cur: &mut Cursor<'_>, value: &str, span: Span, quoted: bool) {
+        cur.word.touch(span);
+        if quoted {
+            cur.word.quoted = true;
+        }
+        for c in value.chars() {
+            if !quoted && c.is_whitespace() {
+                self.finish_word(cur);
+            } else {
+                cur.word.push(c, span.start, true);
+                cur.word.touch(span);
+            }
+        }
+    }
+
+    /// Close the word in progress, if any.
+    fn finish_word(&mut self, cur: &mut Cursor<'_>) {
+        let word = std::mem::replace(&mut cur.word, WordBuf::new());
+        if word.is_empty() {
+            return;
+        }
+        let span = word.span.unwrap_or_default();
+        if let Some(redirect) = cur.redirect.take() {
+            if let Redirect::Heredoc { strip_tabs } = redirect {
+                cur.command.heredocs.push(word.text.clone());
+                cur.pending_bodies.push((word.text, strip_tabs));
+            }
+            return;
+        }
+        if cur.command.skipping {
+            return;
+        }
+        if cur.command.words.is_empty() && !word.quoted {
+            if TRANSPARENT_KEYWORDS.contains(&word.text.as_str()) {
+                return;
+            }
+            if HEADER_KEYWORDS.contains(&word.text.as_str()) {
+                cur.command.skipping = true;
+                return;
+            }
+        }
+        if cur.command.words.is_empty() {
+            if let Some(eq) = word.assign_eq {
+                let name = word.text.get(..eq).unwrap_or("").to_string();
+                let value = word.text.get(eq + 1..).unwrap_or("").to_string();
+                cur.command.assignments.push((name, value));
+                return;
+            }
+        }
+        let mapped = MappedText {
+            text: word.text.clone(),
+            pieces: word.pieces,
+        };
+        cur.command.words.push(Part {
+            word: Word {
+                text: word.text,
+                span,
+            },
+            mapped,
+        });
+    }
+
+    /// Close the simple command in progress at a separator.
+    fn end_command(&mut self, cur: &mut Cursor<'_>, depth: usize) {
+        self.finish_word(cur);
+        cur.redirect = None;
+        let command = std::mem::take(&mut cur.command);
+        let words: Vec<String> = command.words.iter().map(|p| p.word.text.clone()).collect();
+        for delimiter in command.heredocs {
+            self.heredocs.push(HeredocUse {
+                delimiter,
+                command_words: words.clone(),
+            });
+        }
+        self.emit(command.words, command.assignments, depth);
+    }
+
+    /// Record a command and split its `sh -c` script, if it has one.
+    fn emit(&mut self, words: Vec<Part>, assignments: Vec<(String, String)>, depth: usize) {
+        let (Some(first), Some(last)) = (words.first(), words.last()) else {
+            return;
+        };
+        let span = first.word.span.cover(last.word.span);
+        let start = command_start(&words.iter().map(|p| p.word.clone()).collect::<Vec<_>>());
+        let script = shell_c_script(&words, start);
+        let nested = script.map(|p| p.mapped.clone());
+        self.commands.push(ShellCommand {
+            words: words.into_iter().map(|p| p.word).collect(),
+            assignments,
+            span,
+        });
+        if let Some(nested) = nested {
+            if depth < MAX_NESTING {
+                let outer_heredocs = std::mem::take(&mut self.heredocs);
+                self.split(&nested, depth + 1);
+                // Here-documents inside `-c` strings have their bodies in
+                // the string, not in the Dockerfile.
+                self.heredocs = outer_heredocs;
+            }
+        }
+    }
+}
+
+/// The script argument of `sh -c SCRIPT`, `bash -euxo pipefail -c SCRIPT`.
+fn shell_c_script(words: &[Part], start: usize) -> Option<&Part> {
+    let program = words.get(start)?;
+    if !is_shell(&program.word.text) {
+        return None;
+    }
+    let mut has_c = false;
+    let mut i = start + 1;
+    while let Some(part) = words.get(i) {
+        let text = part.word.text.as_str();
+        match text.strip_prefix('-').or_else(|| text.strip_prefix('+')) {
+            Some("-") => {
+                i += 1;
+                break;
+            }
+            Some(letters) if !letters.is_empty() && !letters.starts_with('-') => {
+                has_c |= text.starts_with('-') && letters.contains('c');
+                if letters.contains('o') {
+                    i += 1;
+                }
+            }
+            Some(long) if long.starts_with('-') => {}
+            _ => break,
+        }
+        i += 1;
+    }
+    if has_c {
+        words.get(i)
+    } else {
+        None
+    }
+}
+
+/// Read a redirection operator starting with `first` (`<` or `>`).
+fn read_redirect(cur: &mut Cursor<'_>, first: char) -> Redirect {
+    cur.pos += 1;
+    let next = cur.peek_at(0);
+    if first == '<' && next == Some('<') {
+        cur.pos += 1;
+        match cur.peek_at(0) {
+            Some('<') => {
+                cur.pos += 1;
+                return Redirect::Plain;
+            }
+            Some('-') => {
+                cur.pos += 1;
+                return Redirect::Heredoc { strip_tabs: true };
+            }
+            _ => return Redirect::Heredoc { strip_tabs: false },
+        }
+    }
+    if matches!(next, Some('>' | '&' | '|')) || (first == '<' && next == Some('>')) {
+        cur.pos += 1;
+    }
+    Redirect::Plain
+}
+
+/// After a newline, skip the bodies of here-documents opened on that line.
+fn skip_heredoc_bodies(cur: &mut Cursor<'_>) {
+    for (delimiter, strip_tabs) in std::mem::take(&mut cur.pending_bodies) {
+        while cur.pos < cur.text().len() {
+            let rest = cur.text().get(cur.pos..).unwrap_or("");
+            let line_len = rest.find('\n').unwrap_or(rest.len());
+            let line = rest.get(..line_len).unwrap_or("").trim_end_matches('\r');
+            let line = if strip_tabs {
+                line.trim_start_matches('\t')
+            } else {
+                line
+            };
+            let done = line == delimiter;
+            cur.pos = (cur.pos + line_len + 1).min(cur.text().len());
+            if done {
+                break;
+            }
+        }
+    }
+}
+
+/// End (exclusive) of the `` `…` `` starting at `start`.
+fn backtick_end(text: &str, start: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = start + 1;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'\\' => i += 2,
+            b'`' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    text.len()
+}
+
+/// End (exclusive) of a `$(…)` body starting at `start`, just after `(`.
+fn paren_end(text: &str, start: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut depth = 1usize;
+    let mut i = start;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'\\' => i += 1,
+            b'(' => depth += 1,
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i + 1;
+                }
+            }
+            b'\'' => {
+                i = text
+                    .get(i + 1..)
+                    .and_then(|r| r.find('\''))
+                    .map_or(text.len(), |n| i + 1 + n);
+            }
+            b'"' => {
+                i += 1;
+                while let Some(&q) = bytes.get(i) {
+                    match q {
+                        b'\\' => i += 1,
+                        b'"' => break,
+                        _ => {}
+                    }
+                    i += 1;
+                }
+            }
+            b'`' => i = backtick_end(text, i).saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    text.len()
+}
+
+/// End (exclusive, past the closing quote) of a `$'…'` body at `start`.
+fn ansi_c_end(text: &str, start: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut i = start;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b'\\' => i += 2,
+            b'\'' => return i + 1,
+            _ => i += 1,
+        }
+    }
+    text.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dockerfile::expand::VarScope;
+
+    fn split(text: &str) -> Vec<Vec<String>> {
+        split_with(text, &VarScope::new())
+    }
+
+    fn split_with(text: &str, vars: &VarScope) -> Vec<Vec<String>> {
+        split_script(&MappedText::contiguous(text, 100), vars)
+            .into_iter()
+            .map(|c| c.words.into_iter().map(|w| w.text).collect())
+            .collect()
+    }
+
+    #[test]
+    fn operators_separate_commands() {
+        assert_eq!(
+            split("apt-get update && apt-get install -y curl || true; echo a | tee b & wait"),
+            vec![
+                vec!["apt-get", "update"],
+                vec!["apt-get", "install", "-y", "curl"],
+                vec!["true"],
+                vec!["echo", "a"],
+                vec!["tee", "b"],
+                vec!["wait"],
+            ]
+        );
+    }
+
+    #[test]
+    fn quotes_escapes_and_substitutions_stay_in_words() {
+        assert_eq!(
+            split(r#"echo "a b" 'c $d' e\ f "$(uname -m)" `date` x$(echo ")")y"#),
+            vec![vec![
+                "echo",
+                "a b",
+                "c $d",
+                "e f",
+                "$(uname -m)",
+                "`date`",
+                "x$(echo \")\")y"
+            ]]
+        );
+    }
+
+    #[test]
+    fn comments_groups_and_keywords() {
+        let script = "# setup\nif [ -f x ]; then apt-get install -y a; fi # trailing\n( cd /x && make ) ; { pip install b; }";
+        assert_eq!(
+            split(script),
+            vec![
+                vec!["[", "-f", "x", "]"],
+                vec!["apt-get", "install", "-y", "a"],
+                vec!["cd", "/x"],
+                vec!["make"],
+                vec!["pip", "install", "b"],
+            ]
+        );
+        assert_eq!(
+            split("for p in a b; do pip install $p; done"),
+            vec![vec!["pip", "install", "$p"]]
+        );
+    }
+
+    #[test]
+    fn assignments_and_redirections() {
+        let commands = split_script(
+            &MappedText::contiguous(
+                "DEBIAN_FRONTEND=noninteractive apt-get install -y x > /dev/null 2>&1 X=1",
+                0,
+            ),
+            &VarScope::new(),
+        );
+        assert_eq!(commands.len(), 1);
+        assert_eq!(
+            commands[0].assignments,
+            vec![("DEBIAN_FRONTEND".to_string(), "noninteractive".to_string())]
+        );
+        let words: Vec<_> = commands[0].words.iter().map(|w| w.text.as_str()).collect();
+        assert_eq!(words, vec!["apt-get", "install", "-y", "x", "X=1"]);
+    }
+
+    #[test]
+    fn word_spans_point_into_the_file() {
+        let text = "pip install 'torch==2.5.1'";
+        let commands = split_script(&MappedText::contiguous(text, 10), &VarScope::new());
+        let torch = &commands[0].words[2];
+        assert_eq!(torch.text, "torch==2.5.1");
+        assert_eq!(torch.span, Span::new(10 + 12, 10 + text.len()));
+        assert_eq!(commands[0].span, Span::new(10, 10 + text.len()));
+    }
+
+    #[test]
+    fn known_variables_are_expanded_and_split() {
+        let mut vars = VarScope::new();
+        vars.set("TORCH_VERSION", Some("2.5.1".into()));
+        vars.set("PKGS", Some("cuda-toolkit-12-4 libcudnn9".into()));
+        vars.set("UNKNOWN", None);
+        assert_eq!(
+            split_with(
+                "pip install torch==${TORCH_VERSION} && apt-get install $PKGS \"$PKGS\" $UNKNOWN $HOME",
+                &vars
+            ),
+            vec![
+                vec!["pip", "install", "torch==2.5.1"],
+                vec!["apt-get", "install", "cuda-toolkit-12-4", "libcudnn9", "cuda-toolkit-12-4 libcudnn9", "$UNKNOWN", "$HOME"],
+            ]
+        );
+    }
+
+    #[test]
+    fn sh_c_scripts_are_split() {
+        assert_eq!(
+            split(r#"bash -euxo pipefail -c "apt-get update && sh -c 'pip install x'""#),
+            vec![
+                vec![
+                    "bash",
+                    "-euxo",
+                    "pipefail",
+                    "-c",
+                    "apt-get update && sh -c 'pip install x'"
+                ],
+                vec!["apt-get", "update"],
+                vec!["sh", "-c", "pip install x"],
+                vec!["pip", "install", "x"],
+            ]
+        );
+        let text = "sh -c 'pip install a'";
+        let commands = split_script(&MappedText::contiguous(text, 0), &VarScope::new());
+        assert_eq!(commands[1].words[2].span, Span::new(19, 20));
+    }
+
+    #[test]
+    fn nested_shells_are_bounded() {
+        let mut script = String::from("true");
+        for _ in 0..8 {
+            script = format!("sh -c {}", shell_quote(&script));
+        }
+        let commands = split(&script);
+        assert_eq!(commands.len(), MAX_NESTING + 1);
+    }
+
+    fn shell_quote(s: &str) -> String {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+
+    #[test]
+    fn heredoc_bodies_inside_scripts_are_skipped() {
+        let script = "cat > /etc/x <<EOF\ndeb http://a b\nEOF\napt-get update\ncat <<-'X'\n\tnot a command\n\tX\necho done";
+        assert_eq!(
+            split(script),
+            vec![
+                vec!["cat"],
+                vec!["apt-get", "update"],
+                vec!["cat"],
+                vec!["echo", "done"]
+            ]
+        );
+    }
+
+    #[test]
+    fn command_start_skips_wrappers() {
+        let commands = split_script(
+            &MappedText::contiguous("sudo -E -u root env A=1 pip install x", 0),
+            &VarScope::new(),
+        );
+        assert_eq!(command_start(&commands[0].words), 6);
+    }
+
+    #[test]
+    fn unterminated_input_does_not_panic() {
+        for text in [
+            "'", "\"", "$(", "${", "`", "\\", "a <<", "echo $'x", "é'\"$", "$((1+", "2>",
+        ] {
+            let _ = split(text);
+        }
+    }
+}
