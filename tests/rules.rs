@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use cudalint::checks::dockerfile::RULES;
 use cudalint::checks::RuleMeta;
 use cudalint::diagnostic::Diagnostic;
-use cudalint::dockerfile::model::BuildOptions;
 use cudalint::engine::{Engine, EngineOptions};
 use cudalint::source::SourceFile;
 
@@ -207,12 +206,10 @@ fn check_doc(meta: &RuleMeta) -> Vec<String> {
             meta.code
         ));
     }
+    // Doc examples take options the way fixtures do (`# cudalint-test:`).
     let lint = |text: &str| {
-        Engine::new(EngineOptions {
-            build: BuildOptions::default(),
-            ..EngineOptions::default()
-        })
-        .lint_source(&SourceFile::new(format!("{}.md", meta.code), text))
+        Engine::new(fixture_options(text))
+            .lint_source(&SourceFile::new(format!("{}.md", meta.code), text))
     };
     match dockerfile_block(meta.doc, "## Example") {
         Some(example) if lint(example).iter().any(|f| f.code == meta.code) => {}
