@@ -154,7 +154,9 @@ fn extract_builder_flags(
                     words.push(Piece {
                         text: std::mem::take(&mut word),
                         start: word_start,
-                        end: pos,
+                        // A 0x85/0xA0 byte inside a char ended the word;
+                        // the span takes the whole char.
+                        end: ceil_boundary(line, pos),
                     });
                 }
                 word.clear();
@@ -355,6 +357,12 @@ mod tests {
         );
         assert_eq!(split("RUN --x=\"a b\" c").1, ["--x=a b"]);
         assert_eq!(split("RUN --x=é c").1, ["--x=\u{c3}\u{a9}"]);
+        // U+04E0 is D3 A0: Go's byte-wise IsSpace ends the flag at 0xA0.
+        let line = "RUN --a=\u{4e0}b c";
+        let s = split_command(line, 0, line.len(), '\\');
+        assert_eq!(s.flags[0].text, "--a=\u{d3}");
+        assert_eq!(s.flags[0].end, 10);
+        assert_eq!(&line[s.args.0..s.args.1], "b c");
         assert_eq!(split("  FROM  "), ("FROM".into(), vec![], "".into()));
     }
 
