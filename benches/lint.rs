@@ -1,0 +1,166 @@
+//! In-process benchmark of the lint pipeline (parse, model, every rule,
+//! engine), for the goals of issue 2: BuildKit's 393 frontend Dockerfiles in
+//! one process, and one generated 10,000-instruction multi-stage file.
+//!
+//! Run with `cargo bench --bench lint` (or `./scripts/bench`, which also
+//! compares against hadolint). Prints the best and median time of repeated
+//! passes, and the peak resident memory of the process.
+
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use cudalint::dockerfile::{build_model, model::BuildOptions, parser::parse_bytes};
+use cudalint::engine::{Engine, EngineOptions};
+
+const PASSES: usize = 30;
+
+// The same allocator as the `cudalint` binary, so the figures are the CLI's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+fn main() {
+    let engine = Engine::new(EngineOptions::default());
+
+    match corpus() {
+        Some(files) => {
+            let bytes: usize = files.iter().map(|(_, text)| text.len()).sum();
+            let lint = time(|| {
+                for (name, text) in &files {
+                    black_box(engine.lint_bytes(name.clone(), text));
+                }
+            });
+            let parse = time(|| {
+                for (_, text) in &files {
+                    black_box(parse_bytes(text).ok());
+                }
+            });
+            report(
+                &format!("{} frontend files ({bytes} bytes), lint", files.len()),
+                lint,
+            );
+            report(
+                &format!("{} frontend files, parse only", files.len()),
+                parse,
+            );
+        }
+        None => println!("corpus: ../shared/conformance not found, skipped"),
+    }
+
+    let generated = generate(10_000);
+    let instructions = parse_bytes(generated.as_bytes())
+        .map(|file| file.instructions.len())
+        .unwrap_or(0);
+    let lint = time(|| {
+        black_box(engine.lint_bytes("generated.Dockerfile".into(), generated.as_bytes()));
+    });
+    let parse = time(|| {
+        black_box(parse_bytes(generated.as_bytes()).ok());
+    });
+    let model = parse_bytes(generated.as_bytes()).ok().map(|file| {
+        time(|| {
+            black_box(build_model(&file, &BuildOptions::default()));
+        })
+    });
+    let label = format!(
+        "generated file ({instructions} instructions, {} bytes)",
+        generated.len()
+    );
+    report(&format!("{label}, lint"), lint);
+    report(&format!("{label}, parse only"), parse);
+    if let Some(model) = model {
+        report(&format!("{label}, model only"), model);
+    }
+    println!(
+        "peak RSS: {}",
+        peak_rss().unwrap_or_else(|| "unknown".into())
+    );
+}
+
+/// BuildKit's frontend-test Dockerfiles, when the shared conformance folder is there.
+fn corpus() -> Option<Vec<(String, Vec<u8>)>> {
+    let dir = std::env::var_os("CUDALINT_BENCH_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../shared/conformance/buildkit/frontend-tests")
+        });
+    let mut files: Vec<(String, Vec<u8>)> = std::fs::read_dir(&dir)
+        .ok()?
+        .filter_map(|entry| entry.ok())
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "Dockerfile"))
+        .filter_map(|path| Some((path.display().to_string(), std::fs::read(&path).ok()?)))
+        .collect();
+    files.sort();
+    (!files.is_empty()).then_some(files)
+}
+
+/// A realistic multi-stage CUDA build of about `instructions` instructions:
+/// stages of 100 instructions, each FROM an earlier stage or a CUDA image,
+/// with ARG/ENV/LABEL, continued RUN lines (apt, pip), heredocs and COPY --from.
+fn generate(instructions: usize) -> String {
+    let mut text =
+        String::from("# syntax=docker/dockerfile:1\nARG CUDA=12.8.1\nARG UBUNTU=22.04\n");
+    let stages = instructions / 100;
+    for stage in 0..stages {
+        if stage == 0 || stage % 10 == 0 {
+            text += &format!("FROM nvidia/cuda:${{CUDA}}-devel-ubuntu${{UBUNTU}} AS s{stage}\n");
+        } else {
+            text += &format!("FROM s{} AS s{stage}\n", stage - 1);
+        }
+        for i in 0..99 {
+            match i % 9 {
+                0 => text += &format!("ARG V{i}=value{i}\n"),
+                1 => text += &format!("ENV PATH_{i}=/opt/{stage}/{i}:$PATH LD_{i}=\"${{V{}}}\"\n", i - 1),
+                2 => text += &format!(
+                    "RUN apt-get update \\\n    && apt-get install -y --no-install-recommends \\\n       pkg-{i} lib{stage}-dev \\\n    && rm -rf /var/lib/apt/lists/*\n"
+                ),
+                3 => text += &format!(
+                    "RUN pip install --no-cache-dir torch==2.7.1 --index-url https://download.pytorch.org/whl/cu126 pkg{i}==1.{stage}\n"
+                ),
+                4 => text += &format!("LABEL org.example.stage=\"{stage}\" org.example.step=\"{i}\"\n"),
+                5 if stage > 0 => text += &format!(
+                    "COPY --from=s{} --link /opt/{}/out /opt/{stage}/in{i}\n",
+                    stage - 1,
+                    stage - 1
+                ),
+                6 => text += &format!("RUN <<EOF\nset -e\necho step {i} > /tmp/{i}\nmake -j2 target{i}\nEOF\n"),
+                7 => text += &format!("WORKDIR /opt/{stage}/{i}\n"),
+                _ => text += &format!("RUN [\"/bin/sh\", \"-c\", \"echo {stage} {i}\"]\n"),
+            }
+        }
+    }
+    text
+}
+
+/// Best and median of `PASSES` runs of `work`, after one warm-up run.
+fn time(mut work: impl FnMut()) -> (Duration, Duration) {
+    work();
+    let mut samples: Vec<Duration> = (0..PASSES)
+        .map(|_| {
+            let start = Instant::now();
+            work();
+            start.elapsed()
+        })
+        .collect();
+    samples.sort();
+    (samples[0], samples[PASSES / 2])
+}
+
+fn report(label: &str, (best, median): (Duration, Duration)) {
+    println!(
+        "{label:70} best {:8.2} ms   median {:8.2} ms",
+        best.as_secs_f64() * 1e3,
+        median.as_secs_f64() * 1e3
+    );
+}
+
+/// Peak resident set size, from /proc (Linux).
+fn peak_rss() -> Option<String> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find(|line| line.starts_with("VmHWM:"))
+        .map(|line| line.trim_start_matches("VmHWM:").trim().to_string())
+}
