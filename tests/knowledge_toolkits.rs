@@ -2,6 +2,7 @@
 //! CU120/CU121/CU122/CU132 rules ask, with the facts of
 //! shared/knowledge/cuda-packaging.md.
 
+use cudalint::checks::dockerfile::cuda_facts::stage_pins;
 use cudalint::knowledge::packages::{PackageKnowledge, SpecCuda};
 use cudalint::knowledge::toolkits::{ArchRef, ArchSupport, DriverVerdict, ToolkitKnowledge};
 use cudalint::knowledge::Version;
@@ -224,29 +225,41 @@ fn index_urls_and_conda_specs() {
     );
 }
 
-fn pins(p: &PackageKnowledge, command: &str, env: &[(&str, &str)]) -> Vec<(String, String)> {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    let env: Vec<(String, String)> = env
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect();
-    p.cuda_pins_in_command(&words, &env)
+/// The CUDA pins `stage_pins` finds in `RUN {command}` of a stage that
+/// sets `env` (as `ENV` lines): (the pinning word, the CUDA it pins).
+fn pins(command: &str, env: &[(&str, &str)]) -> Vec<(String, String)> {
+    let mut text = String::from("FROM ubuntu:22.04\n");
+    for (key, value) in env {
+        text.push_str(&format!("ENV {key}={value}\n"));
+    }
+    text.push_str(&format!("RUN {command}\n"));
+    let dockerfile = cudalint::dockerfile::parse(&text).unwrap();
+    let model = cudalint::dockerfile::build_model(&dockerfile, &Default::default());
+    let knowledge = cudalint::knowledge::Knowledge::embedded().unwrap();
+    let source = cudalint::source::SourceFile::new("Dockerfile".to_string(), text.clone());
+    let settings = cudalint::config::Settings::default();
+    let ctx = cudalint::checks::DockerfileContext {
+        source: &source,
+        dockerfile: &dockerfile,
+        model: &model,
+        knowledge: &knowledge,
+        settings: &settings,
+    };
+    stage_pins(&ctx, &model.stages[0])
         .into_iter()
-        .map(|f| (words[f.word].to_string(), f.pin.cuda.to_string()))
+        .map(|f| (f.text, f.pin.cuda.to_string()))
         .collect()
 }
 
 #[test]
 fn commands_yield_pins_at_their_words() {
-    let p = packages();
     let pair = |w: &str, c: &str| (w.to_string(), c.to_string());
     assert_eq!(
-        pins(&p, "pip install --no-cache-dir torch==2.5.1 --index-url https://download.pytorch.org/whl/cu121", &[]),
+        pins("pip install --no-cache-dir torch==2.5.1 --index-url https://download.pytorch.org/whl/cu121", &[]),
         vec![pair("https://download.pytorch.org/whl/cu121", "12.1")]
     );
     assert_eq!(
         pins(
-            &p,
             "python3 -m pip install --index-url=https://download.pytorch.org/whl/cu118 torch",
             &[]
         ),
@@ -256,38 +269,31 @@ fn commands_yield_pins_at_their_words() {
         )]
     );
     assert_eq!(
-        pins(&p, "pip3 install torch==2.5.1", &[]),
+        pins("pip3 install torch==2.5.1", &[]),
         vec![pair("torch==2.5.1", "12.4")]
     );
     assert!(pins(
-        &p,
         "pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cpu",
         &[]
     )
     .is_empty());
     assert!(pins(
-        &p,
         "pip install torch==2.5.1",
         &[("PIP_INDEX_URL", "https://mirror/simple")]
     )
     .is_empty());
     assert_eq!(
-        pins(
-            &p,
-            "uv pip install --system torch --torch-backend cu126",
-            &[]
-        ),
+        pins("uv pip install --system torch --torch-backend cu126", &[]),
         vec![pair("cu126", "12.6")]
     );
     assert_eq!(
-        pins(&p, "pip install -r requirements.txt jax[cuda12]", &[]),
+        pins("pip install -r requirements.txt jax[cuda12]", &[]),
         vec![pair("jax[cuda12]", "12")]
     );
-    assert!(pins(&p, "pip download torch==2.5.1", &[]).is_empty());
-    assert!(pins(&p, "echo torch==2.5.1+cu121", &[]).is_empty());
+    assert!(pins("pip download torch==2.5.1", &[]).is_empty());
+    assert!(pins("echo torch==2.5.1+cu121", &[]).is_empty());
     assert_eq!(
         pins(
-            &p,
             "conda install -y -c pytorch -c nvidia pytorch pytorch-cuda=12.1",
             &[]
         ),
@@ -295,82 +301,58 @@ fn commands_yield_pins_at_their_words() {
     );
     assert_eq!(
         pins(
-            &p,
             "mamba create -n env -c nvidia/label/cuda-11.8.0 cuda-toolkit",
             &[]
         ),
         vec![pair("nvidia/label/cuda-11.8.0", "11.8")]
     );
-    assert!(pins(&p, "", &[]).is_empty());
-}
-
-fn driver_installs(p: &PackageKnowledge, command: &str) -> Vec<String> {
-    let words: Vec<&str> = command.split_whitespace().collect();
-    p.driver_installs_in_command(&words)
-        .into_iter()
-        .map(|f| f.name)
-        .collect()
+    assert!(pins("", &[]).is_empty());
 }
 
 #[test]
-fn driver_userspace_installs() {
+fn driver_userspace_specs() {
     let p = packages();
+    let name = |spec: &str| p.classify_driver_spec(spec).map(|m| m.name);
+    for spec in [
+        "libnvidia-compute-535",
+        "nvidia-utils-535",
+        "cuda",
+        "libnvidia-ml1",
+        "nvidia-driver-cuda-libs",
+        "libnvidia-tesla-535-cuda1",
+        "cuda-drivers-535",
+    ] {
+        assert_eq!(name(spec).as_deref(), Some(spec), "{spec}");
+    }
+    assert_eq!(name("libcuda1=535.261.03-1").as_deref(), Some("libcuda1"));
+    assert_eq!(name("libcuda1:amd64").as_deref(), Some("libcuda1"));
     assert_eq!(
-        driver_installs(&p, "apt-get install -y --no-install-recommends libnvidia-compute-535 nvidia-utils-535 curl"),
-        ["libnvidia-compute-535", "nvidia-utils-535"]
+        name("nvidia-driver:535-dkms").as_deref(),
+        Some("nvidia-driver")
     );
     assert_eq!(
-        driver_installs(&p, "apt-get -o Dpkg::Use-Pty=0 install -y cuda"),
-        ["cuda"]
-    );
-    assert_eq!(
-        driver_installs(&p, "apt install -y libcuda1=535.261.03-1 libnvidia-ml1"),
-        ["libcuda1", "libnvidia-ml1"]
-    );
-    assert_eq!(
-        driver_installs(&p, "dnf install -y nvidia-driver-cuda-libs"),
-        ["nvidia-driver-cuda-libs"]
-    );
-    assert_eq!(
-        driver_installs(&p, "dnf module install -y nvidia-driver:535-dkms"),
-        ["nvidia-driver"]
-    );
-    assert_eq!(
-        driver_installs(&p, "apt-get install -y libnvidia-tesla-535-cuda1"),
-        ["libnvidia-tesla-535-cuda1"]
-    );
-    assert_eq!(
-        driver_installs(&p, "apt-get install -y cuda-drivers-535"),
-        ["cuda-drivers-535"]
-    );
-    assert_eq!(
-        driver_installs(&p, "dpkg -i ./libcuda1_535.261.03-1_amd64.deb"),
-        ["libcuda1"]
-    );
-    assert_eq!(
-        driver_installs(
-            &p,
-            "sh ./NVIDIA-Linux-x86_64-535.104.05.run --silent --no-kernel-module"
-        ),
-        ["NVIDIA-Linux-x86_64-535.104.05.run"]
-    );
-    assert_eq!(
-        driver_installs(&p, "/tmp/NVIDIA-Linux-x86_64-535.104.05.run -s"),
-        ["NVIDIA-Linux-x86_64-535.104.05.run"]
+        name("./libcuda1_535.261.03-1_amd64.deb").as_deref(),
+        Some("libcuda1")
     );
     // Not driver userspace.
-    for command in [
-        "apt-get install -y cuda-toolkit-12-4 cuda-compat-12-4 libcudnn9-cuda-12",
-        "apt-get install -y cuda-drivers-fabricmanager-535",
-        "apt-get install -y nvidia-container-toolkit",
-        "apt-get install -y nvidia-driver-local-repo-ubuntu2204-535.104.05",
-        "apt-get remove -y nvidia-driver-535",
-        "apt-cache show cuda",
-        "wget https://us.download.nvidia.com/NVIDIA-Linux-x86_64-535.104.05.run",
-        "pip install nvidia-ml-py",
+    for spec in [
+        "cuda-toolkit-12-4",
+        "cuda-compat-12-4",
+        "libcudnn9-cuda-12",
+        "cuda-drivers-fabricmanager-535",
+        "nvidia-container-toolkit",
+        "nvidia-driver-local-repo-ubuntu2204-535.104.05",
+        "curl",
     ] {
-        assert!(driver_installs(&p, command).is_empty(), "{command}");
+        assert_eq!(name(spec), None, "{spec}");
     }
+    let installer = |file: &str| p.classify_driver_installer(file).map(|m| m.name);
+    assert_eq!(
+        installer("/tmp/NVIDIA-Linux-x86_64-535.104.05.run").as_deref(),
+        Some("NVIDIA-Linux-x86_64-535.104.05.run")
+    );
+    assert_eq!(installer("cuda_12.4.1_550.54.15_linux.run"), None);
+    assert_eq!(installer("NVIDIA-Linux-x86_64-535.104.05"), None);
 }
 
 #[test]

@@ -58,6 +58,10 @@ pub struct Stage {
     /// (`FROM <stage>`) included; values expanded where known. Order of
     /// first definition.
     pub env: Vec<(String, String)>,
+    /// The stage's own ARGs at its end, with their values after
+    /// `--build-arg` overrides, defaults and global ARGs (None: no value).
+    /// Order of first declaration; ARGs are not inherited from parents.
+    pub args: Vec<(String, Option<String>)>,
     /// RUN instructions of the stage, in order.
     pub runs: Vec<RunStep>,
 }
@@ -225,6 +229,14 @@ impl Stage {
             .iter()
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
+    }
+
+    /// The resolved value of the stage's own ARG `name`, if it has one.
+    pub fn arg_value(&self, name: &str) -> Option<&str> {
+        self.args
+            .iter()
+            .find(|(k, _)| k == name)
+            .and_then(|(_, v)| v.as_deref())
     }
 
     /// Dependencies on other stages, as stage indexes.

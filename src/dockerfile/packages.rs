@@ -263,10 +263,18 @@ fn recognise(index: usize, command: &ShellCommand) -> Option<PackageInstall> {
                 .get(i)
                 .is_some_and(|w| !w.text.starts_with('-') || w.text == "-m")
         })?;
-        if words.get(m)?.text != "-m" || words.get(m + 1)?.text != "pip" {
+        if words.get(m)?.text != "-m" {
             return None;
         }
-        (PackageManager::Pip, PIP_VALUE_OPTIONS, m + 2)
+        // `python -m pip install`, and `python -m uv pip install` (uv
+        // installed into the interpreter with pip).
+        match words.get(m + 1)?.text.as_str() {
+            "pip" => (PackageManager::Pip, PIP_VALUE_OPTIONS, m + 2),
+            "uv" if words.get(m + 2).is_some_and(|w| w.text == "pip") => {
+                (PackageManager::Uv, PIP_VALUE_OPTIONS, m + 3)
+            }
+            _ => return None,
+        }
     } else {
         match program {
             "apt-get" | "apt" | "aptitude" => (PackageManager::Apt, APT_VALUE_OPTIONS, start + 1),
@@ -539,9 +547,12 @@ mod tests {
             "pip install --no-cache-dir -r requirements.txt torch==2.5.1 'Flash_Attn[x]>=2' --index-url https://download.pytorch.org/whl/cu124 \
              && python3 -m pip install -c constraints.txt --extra-index-url=https://pypi.ngc.nvidia.com nvidia-cudnn-cu12 \
              && uv pip install --system --no-deps jax[cuda12] \
+             && python3.10 -m uv pip install torch --extra-index-url https://download.pytorch.org/whl/cu117 \
              && python -u script.py",
         );
-        assert_eq!(found.len(), 3);
+        assert_eq!(found.len(), 4);
+        assert_eq!(found[3].manager, PackageManager::Uv);
+        assert_eq!(names(&found[3]), vec![("torch", None)]);
         assert_eq!(found[0].manager, PackageManager::Pip);
         assert_eq!(
             names(&found[0]),

@@ -264,6 +264,7 @@ impl StageContext<'_> {
                 .iter()
                 .map(|(k, v)| (k.clone(), v.clone().unwrap_or_default()))
                 .collect(),
+            args: args.entries().to_vec(),
             runs,
         }
     }

@@ -1,10 +1,10 @@
 //! Packages: which pip/conda packages bring which CUDA, and which
 //! distribution packages are NVIDIA driver userspace (`rules/packages.toml`).
 //!
-//! Besides the typed tables, this module reads the package words of one
-//! shell command (`pip install …`, `conda install …`, `apt-get install …`)
-//! and says which of them pin a CUDA version or install driver libraries.
-//! It works on plain words so it can be tested without a Dockerfile.
+//! Besides the typed tables, this module classifies single specs the model
+//! found in package installs: a requirement, an index URL, a conda spec or
+//! channel (which CUDA does it select?), a distribution package name or an
+//! installer file name (is it driver userspace?). It never reads commands.
 
 use serde::Deserialize;
 
@@ -155,18 +155,9 @@ pub enum SpecCuda {
     Cpu,
 }
 
-/// A CUDA pin found in a command: which word, and what it pins.
+/// A driver userspace package or installer a spec names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FoundPin {
-    /// Index into the command's words.
-    pub word: usize,
-    pub pin: CudaPin,
-}
-
-/// A driver userspace install found in a command.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FoundDriverInstall<'k> {
-    pub word: usize,
+pub struct DriverMatch<'k> {
     /// The package name (without version or architecture) or installer file.
     pub name: String,
     pub entry: &'k DriverPackage,
@@ -335,125 +326,10 @@ impl PackageKnowledge {
         })
     }
 
-    /// CUDA pins in one command's words, for pip (`pip`, `python -m pip`,
-    /// `uv pip`, `uv add`) and conda (`conda`, `mamba`, `micromamba`)
-    /// installs. `env` is the environment the command runs with: a
-    /// `PIP_INDEX_URL` there means bare pins do not come from PyPI.
-    pub fn cuda_pins_in_command(&self, words: &[&str], env: &[(String, String)]) -> Vec<FoundPin> {
-        let start = skip_wrappers(words);
-        let Some(&program) = words.get(start) else {
-            return Vec::new();
-        };
-        let program = basename(program);
-        let rest = start + 1;
-        if is_pip(program) {
-            return self.pip_pins(words, rest, env);
-        }
-        if program.starts_with("python") && words.get(rest..rest + 2) == Some(&["-m", "pip"]) {
-            return self.pip_pins(words, rest + 2, env);
-        }
-        if program == "uv" {
-            return match words.get(rest).copied() {
-                Some("pip") => self.pip_pins(words, rest + 1, env),
-                Some("add") => self.pip_args(words, rest + 1, env),
-                _ => Vec::new(),
-            };
-        }
-        if matches!(program, "conda" | "mamba" | "micromamba") {
-            return self.conda_pins(words, rest);
-        }
-        Vec::new()
-    }
-
-    fn pip_pins(&self, words: &[&str], from: usize, env: &[(String, String)]) -> Vec<FoundPin> {
-        match subcommand(words, from, PIP_VALUE_OPTIONS) {
-            Some((index, "install")) => self.pip_args(words, index + 1, env),
-            _ => Vec::new(),
-        }
-    }
-
-    fn pip_args(&self, words: &[&str], from: usize, env: &[(String, String)]) -> Vec<FoundPin> {
-        let mut found = Vec::new();
-        let mut requirements = Vec::new();
-        let mut other_index = env
-            .iter()
-            .any(|(key, value)| INDEX_ENV_VARS.contains(&key.as_str()) && !value.trim().is_empty());
-        let mut index = from;
-        while let Some(&word) = words.get(index) {
-            let (option, inline) = split_option(word);
-            if INDEX_OPTIONS.contains(&option) || option == TORCH_BACKEND_OPTION {
-                other_index = true;
-                let value_index = if inline.is_some() { index } else { index + 1 };
-                let value = inline.or_else(|| words.get(value_index).copied());
-                let classified = value.and_then(|value| {
-                    if option == TORCH_BACKEND_OPTION {
-                        cuda_label(value, &self.local_labels.source)
-                    } else {
-                        self.classify_index_url(value)
-                    }
-                });
-                if let Some(SpecCuda::Pin(pin)) = classified {
-                    found.push(FoundPin {
-                        word: value_index,
-                        pin,
-                    });
-                }
-                index = value_index + 1;
-            } else if word.starts_with('-') {
-                index += if inline.is_none() && PIP_VALUE_OPTIONS.contains(&option) {
-                    2
-                } else {
-                    1
-                };
-            } else {
-                requirements.push(index);
-                index += 1;
-            }
-        }
-        for index in requirements {
-            let Some(word) = words.get(index) else {
-                continue;
-            };
-            if let Some(SpecCuda::Pin(pin)) = self.classify_requirement(word, !other_index) {
-                found.push(FoundPin { word: index, pin });
-            }
-        }
-        found.sort_by_key(|f| f.word);
-        found
-    }
-
-    fn conda_pins(&self, words: &[&str], from: usize) -> Vec<FoundPin> {
-        let Some((sub, "install" | "create")) = subcommand(words, from, CONDA_VALUE_OPTIONS) else {
-            return Vec::new();
-        };
-        let mut found = Vec::new();
-        let mut index = sub + 1;
-        while let Some(&word) = words.get(index) {
-            let (option, inline) = split_option(word);
-            if option == "-c" || option == "--channel" {
-                let value_index = if inline.is_some() { index } else { index + 1 };
-                let value = inline.or_else(|| words.get(value_index).copied());
-                if let Some(pin) = value.and_then(|v| self.classify_conda_channel(v)) {
-                    found.push(FoundPin {
-                        word: value_index,
-                        pin,
-                    });
-                }
-                index = value_index + 1;
-            } else if word.starts_with('-') {
-                index += if inline.is_none() && CONDA_VALUE_OPTIONS.contains(&option) {
-                    2
-                } else {
-                    1
-                };
-            } else {
-                if let Some(pin) = self.classify_conda_spec(word) {
-                    found.push(FoundPin { word: index, pin });
-                }
-                index += 1;
-            }
-        }
-        found
+    /// What a CUDA build label says (`cu126` → 12.6, `cpu`), as uv's
+    /// `--torch-backend` takes it.
+    pub fn classify_cuda_label(&self, label: &str) -> Option<SpecCuda> {
+        cuda_label(label, &self.local_labels.source)
     }
 
     /// The driver userspace entry a package name matches, if any.
@@ -470,188 +346,29 @@ impl PackageKnowledge {
             .find(|p| glob_match(&p.pattern, name))
     }
 
-    /// Driver userspace that one command installs: `apt-get`/`apt`/
-    /// `aptitude`/`dnf`/`yum`/`microdnf`/`tdnf` installs (package names or
-    /// `.deb`/`.rpm` files), `dpkg -i`, `rpm -i`, and running an
-    /// `NVIDIA-Linux-*.run` installer.
-    pub fn driver_installs_in_command(&self, words: &[&str]) -> Vec<FoundDriverInstall<'_>> {
-        let start = skip_wrappers(words);
-        let Some(&program) = words.get(start) else {
-            return Vec::new();
-        };
-        if let Some(found) = self.installer_run(words, start) {
-            return vec![found];
-        }
-        let program = basename(program);
-        let first_package = match program {
-            "apt-get" | "apt" | "aptitude" | "dnf" | "yum" | "microdnf" | "tdnf" => {
-                let mut sub = subcommand(words, start + 1, APT_DNF_VALUE_OPTIONS);
-                // `dnf module install nvidia-driver:535-dkms`
-                if let Some((index, "module")) = sub {
-                    sub = subcommand(words, index + 1, APT_DNF_VALUE_OPTIONS);
-                }
-                match sub {
-                    Some((index, "install" | "reinstall")) => index + 1,
-                    _ => return Vec::new(),
-                }
-            }
-            "dpkg" | "rpm" => {
-                let installs = words.get(start + 1..).unwrap_or_default().iter().any(|w| {
-                    matches!(*w, "-i" | "--install" | "-U" | "--upgrade")
-                        || (w.starts_with("-i") && !w.starts_with("--"))
-                        || (w.starts_with("-U") && !w.starts_with("--"))
-                });
-                if !installs {
-                    return Vec::new();
-                }
-                start + 1
-            }
-            _ => return Vec::new(),
-        };
-        let mut found = Vec::new();
-        let mut index = first_package;
-        while let Some(&word) = words.get(index) {
-            let (option, inline) = split_option(word);
-            if word.starts_with('-') {
-                index += if inline.is_none() && APT_DNF_VALUE_OPTIONS.contains(&option) {
-                    2
-                } else {
-                    1
-                };
-                continue;
-            }
-            let name = package_name(word);
-            if let Some(entry) = self.driver_package(&name) {
-                found.push(FoundDriverInstall {
-                    word: index,
-                    name,
-                    entry,
-                });
-            }
-            index += 1;
-        }
-        found
+    /// The driver userspace a distribution package spec installs:
+    /// `libcuda1=535.261.03-1`, `libcuda1:amd64`, a module spec
+    /// `nvidia-driver:535-dkms`, or a package file
+    /// `./libcuda1_535.261.03-1_amd64.deb`.
+    pub fn classify_driver_spec(&self, spec: &str) -> Option<DriverMatch<'_>> {
+        let name = package_name(spec);
+        self.driver_package(&name)
+            .map(|entry| DriverMatch { name, entry })
     }
 
-    /// `./NVIDIA-Linux-x86_64-535.104.05.run --silent`, or the same through
-    /// `sh`/`bash`. Downloading the file (`wget …run`) is not running it.
-    fn installer_run(&self, words: &[&str], start: usize) -> Option<FoundDriverInstall<'_>> {
-        let program = words.get(start)?;
-        let index = if matches!(basename(program), "sh" | "bash" | "dash") {
-            (start + 1..words.len()).find(|&i| words.get(i).is_some_and(|w| !w.starts_with('-')))?
-        } else {
-            start
-        };
-        let file = basename(words.get(index)?);
+    /// The driver installer a file name is (`NVIDIA-Linux-x86_64-535.104.05.run`),
+    /// given as a path or a bare name.
+    pub fn classify_driver_installer(&self, path: &str) -> Option<DriverMatch<'_>> {
+        let file = basename(path);
         self.driver_installers
             .iter()
             .find(|i| glob_match(&i.pattern, file))
-            .map(|entry| FoundDriverInstall {
-                word: index,
+            .map(|entry| DriverMatch {
                 name: file.to_owned(),
                 entry,
             })
     }
 }
-
-/// pip/uv options that take the next word as their value (`--index-url URL`).
-const PIP_VALUE_OPTIONS: &[&str] = &[
-    "-i",
-    "--index-url",
-    "--extra-index-url",
-    "-f",
-    "--find-links",
-    "--index",
-    "--default-index",
-    "--torch-backend",
-    "-r",
-    "--requirement",
-    "-c",
-    "--constraint",
-    "-e",
-    "--editable",
-    "-t",
-    "--target",
-    "--prefix",
-    "--root",
-    "--platform",
-    "--python-version",
-    "--implementation",
-    "--abi",
-    "--cache-dir",
-    "--src",
-    "--upgrade-strategy",
-    "--progress-bar",
-    "--only-binary",
-    "--no-binary",
-    "--trusted-host",
-    "-C",
-    "--config-settings",
-    "--global-option",
-    "--log",
-    "--timeout",
-    "--retries",
-    "--proxy",
-    "--cert",
-    "--client-cert",
-    "--exists-action",
-    "--report",
-    "--python",
-    "-p",
-    "--index-strategy",
-    "--group",
-    "--extra",
-    "--optional",
-];
-/// Options that point pip/uv at another index.
-const INDEX_OPTIONS: &[&str] = &[
-    "-i",
-    "--index-url",
-    "--extra-index-url",
-    "-f",
-    "--find-links",
-    "--index",
-    "--default-index",
-];
-/// uv's `--torch-backend cu126` picks the PyTorch index for that CUDA.
-const TORCH_BACKEND_OPTION: &str = "--torch-backend";
-/// Environment variables that point pip/uv at another index.
-const INDEX_ENV_VARS: &[&str] = &[
-    "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL",
-    "PIP_FIND_LINKS",
-    "UV_INDEX_URL",
-    "UV_EXTRA_INDEX_URL",
-    "UV_INDEX",
-    "UV_DEFAULT_INDEX",
-    "UV_TORCH_BACKEND",
-];
-const CONDA_VALUE_OPTIONS: &[&str] = &[
-    "-c",
-    "--channel",
-    "-n",
-    "--name",
-    "-p",
-    "--prefix",
-    "--file",
-    "--solver",
-    "-r",
-    "--root-prefix",
-];
-const APT_DNF_VALUE_OPTIONS: &[&str] = &[
-    "-o",
-    "--option",
-    "-t",
-    "--target-release",
-    "-c",
-    "--config-file",
-    "--setopt",
-    "--enablerepo",
-    "--disablerepo",
-    "--repo",
-    "--releasever",
-    "--installroot",
-];
 
 fn merge<T>(ours: &mut Vec<T>, theirs: Vec<T>, same: impl Fn(&T, &T) -> bool) {
     for entry in theirs {
@@ -792,52 +509,8 @@ impl<'s> Requirement<'s> {
     }
 }
 
-/// Index of the first word after the program that names wrappers to skip
-/// (`sudo`).
-fn skip_wrappers(words: &[&str]) -> usize {
-    words.iter().take_while(|w| **w == "sudo").count()
-}
-
 fn basename(path: &str) -> &str {
     path.rsplit('/').next().unwrap_or(path)
-}
-
-/// `pip`, `pip3`, `pip3.11`.
-fn is_pip(program: &str) -> bool {
-    program
-        .strip_prefix("pip")
-        .is_some_and(|rest| rest.bytes().all(|b| b.is_ascii_digit() || b == b'.'))
-}
-
-/// `--name=value` → (`--name`, Some(`value`)); anything else → (word, None).
-fn split_option(word: &str) -> (&str, Option<&str>) {
-    if word.starts_with("--") {
-        if let Some((name, value)) = word.split_once('=') {
-            return (name, Some(value));
-        }
-    }
-    (word, None)
-}
-
-/// The first non-option word from `from` on, skipping option values.
-fn subcommand<'w>(
-    words: &[&'w str],
-    from: usize,
-    value_options: &[&str],
-) -> Option<(usize, &'w str)> {
-    let mut index = from;
-    while let Some(&word) = words.get(index) {
-        if !word.starts_with('-') {
-            return Some((index, word));
-        }
-        let (option, inline) = split_option(word);
-        index += if inline.is_none() && value_options.contains(&option) {
-            2
-        } else {
-            1
-        };
-    }
-    None
 }
 
 /// A package argument's name: `libcuda1=535.261.03-1` → `libcuda1`,

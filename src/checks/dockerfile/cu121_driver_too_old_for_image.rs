@@ -1,7 +1,8 @@
 //! CU121 driver-too-old-for-image: the target driver (`--driver`) is older
 //! than what the image's CUDA (base image and pinned wheels) needs.
 
-use crate::checks::dockerfile::cuda_facts::{image_stages, stage_cuda, stage_pins};
+use crate::checks::dockerfile::cuda_facts::{stage_cuda, stage_pins};
+use crate::checks::dockerfile::support::shipped_stages;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::knowledge::toolkits::{DriverVerdict, ToolkitKnowledge};
@@ -98,7 +99,7 @@ impl DockerfileRule for DriverTooOldForImage {
         else {
             return;
         };
-        let stages = image_stages(ctx);
+        let stages = shipped_stages(ctx);
         let mut demands = Vec::new();
         if let (Some(target), Some(root)) = (stages.first(), stages.last()) {
             if let Some(base) = stage_cuda(ctx, target) {

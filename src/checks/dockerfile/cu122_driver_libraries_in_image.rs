@@ -2,10 +2,15 @@
 //! userspace (apt/dnf packages or the `.run` installer), which shadows the
 //! driver libraries the container toolkit mounts from the host.
 
-use crate::checks::dockerfile::cuda_facts::image_stages;
+use crate::checks::dockerfile::support::shipped_stages;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::dockerfile::model::Stage;
+use crate::dockerfile::ast::Word;
+use crate::dockerfile::model::{ShellCommand, Stage};
+use crate::dockerfile::packages::package_installs;
+use crate::dockerfile::shell::command_start;
+use crate::knowledge::packages::{Consequence, DriverMatch};
+use crate::source::Span;
 
 pub struct DriverLibrariesInImage;
 
@@ -19,6 +24,73 @@ static META: RuleMeta = RuleMeta {
     doc: include_str!("../../../docs/rules/CU122.md"),
 };
 
+/// Package-manager invocations that `package_installs` does not model but
+/// that install driver userspace all the same: the words naming what they
+/// install. `dpkg -i`/`rpm -i`/`rpm -U` take package files; `dnf module
+/// install` takes module specs; a `.run` installer is run directly or
+/// through `sh` (the flag says the words are installer files).
+fn unmodelled_installs(command: &ShellCommand) -> (Vec<&Word>, bool) {
+    let words = command
+        .words
+        .get(command_start(&command.words)..)
+        .unwrap_or_default();
+    let Some(program) = words.first() else {
+        return (Vec::new(), false);
+    };
+    let args = words.get(1..).unwrap_or_default();
+    let specs = match basename(&program.text) {
+        "dpkg" | "rpm" => {
+            let installs = args.iter().any(|w| {
+                w.text == "--install"
+                    || w.text == "--upgrade"
+                    || (!w.text.starts_with("--")
+                        && (w.text.starts_with("-i") || w.text.starts_with("-U")))
+            });
+            if installs {
+                operands(args)
+            } else {
+                Vec::new()
+            }
+        }
+        "dnf" | "dnf5" | "yum" | "microdnf" => {
+            let operands = operands(args);
+            let verbs: Vec<&str> = operands.iter().take(2).map(|w| w.text.as_str()).collect();
+            if verbs == ["module", "install"] {
+                operands.into_iter().skip(2).collect()
+            } else {
+                Vec::new()
+            }
+        }
+        "sh" | "bash" | "dash" => return (operands(args).into_iter().take(1).collect(), true),
+        _ => return (vec![program], true),
+    };
+    (specs, false)
+}
+
+fn operands(words: &[Word]) -> Vec<&Word> {
+    words.iter().filter(|w| !w.text.starts_with('-')).collect()
+}
+
+fn basename(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn finding(
+    name: &str,
+    span: Span,
+    found: &DriverMatch<'_>,
+    consequence: &Consequence,
+) -> Diagnostic {
+    Diagnostic::at(
+        &META,
+        span,
+        format!("`{name}` puts NVIDIA driver libraries (libcuda, libnvidia-ml) into the image"),
+    )
+    .with_help("remove it: the NVIDIA Container Toolkit mounts the host's matching driver libraries at run time; install only toolkit packages (e.g. `cuda-toolkit-X-Y` rather than `cuda`)")
+    .with_note(format!("{} ({})", consequence.text, consequence.source))
+    .with_note(format!("matched `{}`: {}", found.entry.pattern, found.entry.source))
+}
+
 impl DockerfileRule for DriverLibrariesInImage {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -29,7 +101,7 @@ impl DockerfileRule for DriverLibrariesInImage {
         // driver packages never reach a GPU host. Without a target (an
         // unknown `--target`), every stage might.
         let stages: Vec<&Stage> = if ctx.model.target.is_some() {
-            image_stages(ctx)
+            shipped_stages(ctx)
         } else {
             ctx.model.stages.iter().collect()
         };
@@ -37,26 +109,39 @@ impl DockerfileRule for DriverLibrariesInImage {
         let consequence = &packages.driver_consequence;
         for stage in stages {
             for step in &stage.runs {
-                for command in &step.commands {
-                    let words: Vec<&str> = command.words.iter().map(|w| w.text.as_str()).collect();
-                    for found in packages.driver_installs_in_command(&words) {
-                        let Some(word) = command.words.get(found.word) else {
-                            continue;
+                let mut found: Vec<(Span, DriverMatch<'_>)> = Vec::new();
+                for install in package_installs(&step.commands) {
+                    if !install.manager.is_system() {
+                        continue;
+                    }
+                    for package in &install.packages {
+                        // A package file keeps its name before the first `_`.
+                        let spec = if package.is_location {
+                            &package.word.text
+                        } else {
+                            &package.name
                         };
-                        out.push(
-                            Diagnostic::at(
-                                &META,
-                                word.span,
-                                format!(
-                                    "`{}` puts NVIDIA driver libraries (libcuda, libnvidia-ml) into the image",
-                                    found.name
-                                ),
-                            )
-                            .with_help("remove it: the NVIDIA Container Toolkit mounts the host's matching driver libraries at run time; install only toolkit packages (e.g. `cuda-toolkit-X-Y` rather than `cuda`)")
-                            .with_note(format!("{} ({})", consequence.text, consequence.source))
-                            .with_note(format!("matched `{}`: {}", found.entry.pattern, found.entry.source)),
+                        found.extend(
+                            packages
+                                .classify_driver_spec(spec)
+                                .map(|m| (package.word.span, m)),
                         );
                     }
+                }
+                for command in &step.commands {
+                    let (words, installers) = unmodelled_installs(command);
+                    for word in words {
+                        let classified = if installers {
+                            packages.classify_driver_installer(&word.text)
+                        } else {
+                            packages.classify_driver_spec(&word.text)
+                        };
+                        found.extend(classified.map(|m| (word.span, m)));
+                    }
+                }
+                found.sort_by_key(|(span, _)| span.start);
+                for (span, m) in &found {
+                    out.push(finding(&m.name, *span, m, consequence));
                 }
             }
         }

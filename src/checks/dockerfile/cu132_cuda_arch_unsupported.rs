@@ -5,7 +5,7 @@
 use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::dockerfile::ast::Command;
+use crate::dockerfile::ast::{Command, Instruction};
 use crate::dockerfile::model::Stage;
 use crate::knowledge::toolkits::{ArchSupport, Architecture, ToolkitKnowledge};
 use crate::source::Span;
@@ -180,6 +180,17 @@ fn run_lists<'s>(stage: &'s Stage) -> Vec<ArchList<'s>> {
     lists
 }
 
+/// Whether the ENV (or, `env` false, ARG) instruction at `at` is the
+/// stage's last of its kind to set `name`: the resolved value is the
+/// stage's final one, so only the last setting reports it.
+fn last_setting(instructions: &[Instruction], at: usize, name: &str, env: bool) -> bool {
+    !instructions.iter().skip(at + 1).any(|i| match &i.command {
+        Command::Env(pairs) if env => pairs.iter().any(|kv| kv.key == name),
+        Command::Arg(args) if !env => args.iter().any(|a| a.name == name),
+        _ => false,
+    })
+}
+
 impl DockerfileRule for CudaArchUnsupported {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -197,29 +208,40 @@ impl DockerfileRule for CudaArchUnsupported {
                 .get(stage.instructions.clone())
                 .unwrap_or_default();
             let mut lists = Vec::new();
-            for instruction in instructions {
+            // ENV and ARG values as the build resolves them (`--build-arg`
+            // overrides, expanded references), at the end of the stage.
+            for (at, instruction) in instructions.iter().enumerate() {
                 match &instruction.command {
-                    Command::Env(pairs) => lists.extend(
-                        pairs
-                            .iter()
-                            .filter(|kv| ARCH_VARIABLES.contains(&kv.key.as_str()))
-                            .map(|kv| ArchList {
-                                setting: format!("`ENV {}`", kv.key),
-                                value: kv.value.as_str(),
-                                span: kv.span,
-                            }),
-                    ),
-                    Command::Arg(args) => lists.extend(
-                        args.iter()
-                            .filter(|a| ARCH_VARIABLES.contains(&a.name.as_str()))
-                            .filter_map(|a| {
-                                Some(ArchList {
-                                    setting: format!("`ARG {}`", a.name),
-                                    value: a.default.as_deref()?,
-                                    span: a.span,
-                                })
-                            }),
-                    ),
+                    Command::Env(pairs) => {
+                        for pair in pairs.iter().filter(|kv| {
+                            ARCH_VARIABLES.contains(&kv.key.as_str())
+                                && last_setting(instructions, at, &kv.key, true)
+                        }) {
+                            if let Some(value) = stage.env_value(&pair.key) {
+                                lists.push(ArchList {
+                                    setting: format!("`ENV {}`", pair.key),
+                                    value,
+                                    span: pair.span,
+                                });
+                            }
+                        }
+                    }
+                    Command::Arg(args) => {
+                        for arg in args.iter().filter(|a| {
+                            ARCH_VARIABLES.contains(&a.name.as_str())
+                                && last_setting(instructions, at, &a.name, false)
+                                // ENV of the same name shadows the ARG.
+                                && stage.env_value(&a.name).is_none()
+                        }) {
+                            if let Some(value) = stage.arg_value(&arg.name) {
+                                lists.push(ArchList {
+                                    setting: format!("`ARG {}`", arg.name),
+                                    value,
+                                    span: arg.span,
+                                });
+                            }
+                        }
+                    }
                     _ => {}
                 }
             }

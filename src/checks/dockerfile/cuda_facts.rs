@@ -1,11 +1,13 @@
 //! CUDA facts about a stage that the toolkit rules (CU120, CU121, CU132)
-//! share: which CUDA the stage's base provides, which CUDA its pip/conda
-//! installs pin, and which stages end up in the built image.
+//! share: which CUDA the stage's base provides, and which CUDA its pip/uv/
+//! conda installs (as the model's `package_installs` reads them) pin.
 
 use crate::checks::dockerfile::support::{base_facts, root_image};
 use crate::checks::DockerfileContext;
-use crate::dockerfile::model::{BaseImage, Stage};
-use crate::knowledge::packages::CudaPin;
+use crate::dockerfile::ast::Word;
+use crate::dockerfile::model::Stage;
+use crate::dockerfile::packages::{package_installs, PackageInstall};
+use crate::knowledge::packages::{CudaPin, SpecCuda};
 use crate::knowledge::Version;
 use crate::source::Span;
 
@@ -32,7 +34,7 @@ pub fn stage_cuda(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<StageCud
             origin: format!("the base image `{}`", image.text),
         });
     }
-    let (_, value) = stage.env.iter().find(|(key, _)| key == CUDA_VERSION_ENV)?;
+    let value = stage.env_value(CUDA_VERSION_ENV)?;
     let version = Version::parse(value)?;
     Some(StageCuda {
         version,
@@ -40,7 +42,7 @@ pub fn stage_cuda(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<StageCud
     })
 }
 
-/// A CUDA pin in one of a stage's RUN commands.
+/// A CUDA pin in one of a stage's package installs.
 #[derive(Clone, Debug)]
 pub struct StagePin {
     /// Index of the RUN step in `Stage::runs`.
@@ -51,46 +53,145 @@ pub struct StagePin {
     pub pin: CudaPin,
 }
 
-/// Every CUDA pin in the stage's own RUN commands, in order. The command's
-/// environment is the stage's ENV plus its `VAR=value` prefixes, so a
-/// `PIP_INDEX_URL` keeps bare pins from being read as PyPI builds.
+/// Environment variables that point pip/uv at another index than PyPI
+/// (pip's `PIP_<OPTION>` convention; uv's `UV_*` settings): with one set,
+/// a bare `torch==2.5.1` need not be PyPI's build.
+const INDEX_ENV_VARS: &[&str] = &[
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_FIND_LINKS",
+    "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL",
+    "UV_INDEX",
+    "UV_DEFAULT_INDEX",
+    "UV_TORCH_BACKEND",
+];
+/// uv's `--torch-backend cu126` picks the PyTorch index for that CUDA.
+const TORCH_BACKEND_OPTION: &str = "--torch-backend";
+
+/// Every CUDA pin in the stage's own pip/uv/conda installs, in file order.
 pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
     let mut pins = Vec::new();
     for (run, step) in stage.runs.iter().enumerate() {
-        for command in &step.commands {
-            let words: Vec<&str> = command.words.iter().map(|w| w.text.as_str()).collect();
-            let mut env = stage.env.clone();
-            env.extend(command.assignments.iter().cloned());
-            for found in ctx.knowledge.packages.cuda_pins_in_command(&words, &env) {
-                let Some(word) = command.words.get(found.word) else {
-                    continue;
-                };
-                pins.push(StagePin {
-                    run,
-                    text: word.text.clone(),
-                    span: word.span,
-                    pin: found.pin,
-                });
-            }
+        for install in package_installs(&step.commands) {
+            let assignments = step
+                .commands
+                .get(install.command)
+                .map_or(&[][..], |c| c.assignments.as_slice());
+            let found = if install.manager.is_python() {
+                python_pins(ctx, stage, assignments, &install)
+            } else if install.manager.is_conda() {
+                conda_pins(ctx, &install)
+            } else {
+                continue;
+            };
+            pins.extend(found.into_iter().map(|(word, pin)| StagePin {
+                run,
+                text: word.text.clone(),
+                span: word.span,
+                pin,
+            }));
         }
     }
     pins
 }
 
-/// The stages whose files make up the built image: the target stage and
-/// the stages it builds `FROM`, target first. Empty when there is no target.
-pub fn image_stages<'m>(ctx: &DockerfileContext<'m>) -> Vec<&'m Stage> {
-    let mut chain = Vec::new();
-    let mut next = ctx.model.target.and_then(|t| ctx.model.stages.get(t));
-    while let Some(stage) = next {
-        chain.push(stage);
-        next = match stage.base {
-            // Only strictly earlier stages: a malformed model cannot loop.
-            BaseImage::Stage(parent) if parent < stage.index => ctx.model.stages.get(parent),
-            _ => None,
-        };
+/// Pins of a pip/uv install: its index URLs, uv's `--torch-backend`, and
+/// its requirements (read as PyPI builds only when no other index is in
+/// play, from the command line or the environment).
+fn python_pins<'i>(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    assignments: &[(String, String)],
+    install: &'i PackageInstall,
+) -> Vec<(&'i Word, CudaPin)> {
+    let packages = &ctx.knowledge.packages;
+    let backend = option_value(install, TORCH_BACKEND_OPTION);
+    let other_index =
+        !install.index_urls.is_empty()
+            || backend.is_some()
+            || stage.env.iter().chain(assignments).any(|(key, value)| {
+                INDEX_ENV_VARS.contains(&key.as_str()) && !value.trim().is_empty()
+            });
+    let mut found = Vec::new();
+    for url in &install.index_urls {
+        if let (Some(word), Some(SpecCuda::Pin(pin))) =
+            (value_word(install, url), packages.classify_index_url(url))
+        {
+            found.push((word, pin));
+        }
     }
-    chain
+    if let Some((word, label)) = backend {
+        if let Some(SpecCuda::Pin(pin)) = packages.classify_cuda_label(label) {
+            found.push((word, pin));
+        }
+    }
+    for package in &install.packages {
+        if let Some(SpecCuda::Pin(pin)) =
+            packages.classify_requirement(&package.word.text, !other_index)
+        {
+            found.push((&package.word, pin));
+        }
+    }
+    found.sort_by_key(|(word, _)| word.span.start);
+    found
+}
+
+/// Pins of a conda install: `nvidia/label/cuda-X` channels and
+/// CUDA-selecting specs (`pytorch-cuda=12.1`).
+fn conda_pins<'i>(
+    ctx: &DockerfileContext<'_>,
+    install: &'i PackageInstall,
+) -> Vec<(&'i Word, CudaPin)> {
+    let packages = &ctx.knowledge.packages;
+    let mut found = Vec::new();
+    for channel in &install.channels {
+        if let (Some(word), Some(pin)) = (
+            value_word(install, channel),
+            packages.classify_conda_channel(channel),
+        ) {
+            found.push((word, pin));
+        }
+    }
+    for package in &install.packages {
+        if let Some(pin) = packages.classify_conda_spec(&package.word.text) {
+            found.push((&package.word, pin));
+        }
+    }
+    found.sort_by_key(|(word, _)| word.span.start);
+    found
+}
+
+/// The option word that carries `value`: the separate value word, or the
+/// whole `--option=value` word.
+fn value_word<'i>(install: &'i PackageInstall, value: &str) -> Option<&'i Word> {
+    install.options.iter().find(|word| {
+        word.text == value
+            || (word.text.starts_with('-')
+                && word
+                    .text
+                    .split_once('=')
+                    .is_some_and(|(_, inline)| inline == value))
+    })
+}
+
+/// The value of `option` (`--option value` or `--option=value`) and the
+/// word holding it.
+fn option_value<'i>(install: &'i PackageInstall, option: &str) -> Option<(&'i Word, &'i str)> {
+    let mut words = install.options.iter();
+    while let Some(word) = words.next() {
+        if word.text == option {
+            return words.next().map(|value| (value, value.text.as_str()));
+        }
+        if let Some(value) = word
+            .text
+            .strip_prefix(option)
+            .and_then(|rest| rest.strip_prefix('='))
+        {
+            return Some((word, value));
+        }
+    }
+    None
 }
 
 /// `cu124` for CUDA 12.4: how PyTorch names builds, for help texts.

@@ -26,3 +26,17 @@ pub fn root_image<'m>(ctx: &DockerfileContext<'m>, stage: &'m Stage) -> Option<&
 pub fn base_facts(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<BaseImageFacts> {
     root_image(ctx, stage).and_then(|image| ctx.knowledge.images.classify(image))
 }
+
+/// The stages whose files make up the shipped image: the target stage and
+/// the stages it is built `FROM`, target first. Empty when there is no
+/// target (an unknown `--target`).
+pub fn shipped_stages<'m>(ctx: &DockerfileContext<'m>) -> Vec<&'m Stage> {
+    let Some(target) = ctx.model.target else {
+        return Vec::new();
+    };
+    ctx.model
+        .ancestry(target)
+        .into_iter()
+        .filter_map(|index| ctx.model.stages.get(index))
+        .collect()
+}
