@@ -1,8 +1,11 @@
 //! Helpers several Dockerfile rules share: which base image a stage really
-//! stands on, and what the knowledge says about it.
+//! stands on, what the knowledge says about it, which stages ship, and
+//! which paths a command removes.
 
 use crate::checks::DockerfileContext;
-use crate::dockerfile::model::{BaseImage, ImageRef, Stage};
+use crate::dockerfile::ast::Word;
+use crate::dockerfile::model::{BaseImage, BuildModel, ImageRef, ShellCommand, Stage};
+use crate::dockerfile::shell::command_start;
 use crate::knowledge::images::BaseImageFacts;
 
 /// The image at the root of `stage`'s `FROM <stage>` chain, if it is an image.
@@ -25,4 +28,32 @@ pub fn root_image<'m>(ctx: &DockerfileContext<'m>, stage: &'m Stage) -> Option<&
 /// Knowledge facts about the image `stage` ultimately builds on.
 pub fn base_facts(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<BaseImageFacts> {
     root_image(ctx, stage).and_then(|image| ctx.knowledge.images.classify(image))
+}
+
+/// The stages that make up the shipped image: the target stage and the
+/// stages it is built `FROM`, root first. Builders it only copies from are
+/// not part of it.
+pub fn shipped_stages(model: &BuildModel) -> Vec<&Stage> {
+    let Some(target) = model.target else {
+        return Vec::new();
+    };
+    let mut stages: Vec<&Stage> = model
+        .ancestry(target)
+        .into_iter()
+        .filter_map(|index| model.stages.get(index))
+        .collect();
+    stages.reverse();
+    stages
+}
+
+/// The argument of an `rm` command that `matches` accepts, if `command` is one.
+pub fn rm_target(command: &ShellCommand, matches: impl Fn(&str) -> bool) -> Option<&Word> {
+    let words = command.words.get(command_start(&command.words)..)?;
+    let (program, args) = words.split_first()?;
+    if program.text.rsplit('/').next() != Some("rm") {
+        return None;
+    }
+    args.iter()
+        .filter(|w| !w.text.starts_with('-'))
+        .find(|w| matches(&w.text))
 }
