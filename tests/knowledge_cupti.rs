@@ -243,6 +243,9 @@ fn cache_managers() {
     );
     assert!(k.hygiene.for_installs_by("pipx").is_none());
     assert!(apt.is_removed_by("/var/lib/apt/lists/*"));
+    // A shell glob that takes the lists directory itself.
+    assert!(apt.is_removed_by("/var/lib/apt/lists*"));
+    assert!(!apt.is_removed_by("/var/lib/apt/lists/partial*"));
     assert!(!apt.is_removed_by("/var/cache/apt/archives"));
     assert!(apt.is_covered_by_mount("/var/lib/apt"));
     assert!(!apt.is_covered_by_mount("/var/cache/apt"));

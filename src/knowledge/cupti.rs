@@ -468,9 +468,13 @@ impl CacheManager {
         self.module_runners.iter().any(|p| glob_match(p, base_name))
     }
 
+    /// Whether removing `rm_target` removes the cache; the target may be a
+    /// shell glob itself (`/var/lib/apt/lists*`).
     pub fn is_removed_by(&self, rm_target: &str) -> bool {
         let target = normalize_path(rm_target);
-        self.removed_by.iter().any(|p| glob_match(p, target))
+        self.removed_by
+            .iter()
+            .any(|p| glob_match(p, target) || (target.contains('*') && glob_match(target, p)))
     }
 
     pub fn is_covered_by_mount(&self, mount_target: &str) -> bool {

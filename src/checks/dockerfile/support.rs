@@ -46,14 +46,35 @@ pub fn shipped_stages(model: &BuildModel) -> Vec<&Stage> {
     stages
 }
 
-/// The argument of an `rm` command that `matches` accepts, if `command` is one.
+/// A path that `command` deletes and `matches` accepts: an argument of
+/// `rm`, or a starting point of `find … -delete` / `find … -exec rm`.
 pub fn rm_target(command: &ShellCommand, matches: impl Fn(&str) -> bool) -> Option<&Word> {
     let words = command.words.get(command_start(&command.words)..)?;
     let (program, args) = words.split_first()?;
-    if program.text.rsplit('/').next() != Some("rm") {
-        return None;
-    }
-    args.iter()
+    let paths: &[Word] = match program.text.rsplit('/').next() {
+        Some("rm") => args,
+        Some("find") => {
+            let deletes = args.iter().enumerate().any(|(at, w)| {
+                w.text == "-delete"
+                    || (w.text == "-exec"
+                        && args
+                            .get(at + 1)
+                            .is_some_and(|next| next.text.rsplit('/').next() == Some("rm")))
+            });
+            if !deletes {
+                return None;
+            }
+            // The starting points come before the first expression word.
+            let end = args
+                .iter()
+                .position(|w| w.text.starts_with(['-', '(', '!']))
+                .unwrap_or(args.len());
+            args.get(..end)?
+        }
+        _ => return None,
+    };
+    paths
+        .iter()
         .filter(|w| !w.text.starts_with('-'))
         .find(|w| matches(&w.text))
 }
