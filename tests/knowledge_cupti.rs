@@ -236,7 +236,16 @@ fn cache_managers() {
     let k = knowledge();
     let apt = k.cache_manager("apt").unwrap();
     assert!(apt.is_program("apt-get") && apt.is_program("apt"));
+    assert_eq!(k.hygiene.for_installs_by("apt").unwrap().name, "apt");
+    assert_eq!(
+        k.hygiene.for_installs_by("micromamba").unwrap().name,
+        "conda"
+    );
+    assert!(k.hygiene.for_installs_by("pipx").is_none());
     assert!(apt.is_removed_by("/var/lib/apt/lists/*"));
+    // A shell glob that takes the lists directory itself.
+    assert!(apt.is_removed_by("/var/lib/apt/lists*"));
+    assert!(!apt.is_removed_by("/var/lib/apt/lists/partial*"));
     assert!(!apt.is_removed_by("/var/cache/apt/archives"));
     assert!(apt.is_covered_by_mount("/var/lib/apt"));
     assert!(!apt.is_covered_by_mount("/var/cache/apt"));

@@ -30,6 +30,23 @@ pub enum PackageManager {
 }
 
 impl PackageManager {
+    /// The manager's name as data files spell it (`apt`, `pip`, `uv`, `dnf` …).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Apt => "apt",
+            Self::Pip => "pip",
+            Self::Uv => "uv",
+            Self::Pipx => "pipx",
+            Self::Conda => "conda",
+            Self::Mamba => "mamba",
+            Self::Micromamba => "micromamba",
+            Self::Dnf => "dnf",
+            Self::Yum => "yum",
+            Self::Microdnf => "microdnf",
+            Self::Apk => "apk",
+        }
+    }
+
     /// Debian/RPM/Alpine system packages, as opposed to Python packages.
     pub fn is_system(self) -> bool {
         matches!(

@@ -381,16 +381,18 @@ pub struct RuntimeError {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields)]
 pub struct Hygiene {
-    /// Commands that run their arguments as a command (`sudo pip …`).
-    pub wrappers: Vec<String>,
     pub source: String,
     #[serde(default)]
     pub managers: Vec<CacheManager>,
 }
 
 impl Hygiene {
-    pub fn is_wrapper(&self, program: &str) -> bool {
-        self.wrappers.iter().any(|w| w == program)
+    /// The cache entry for installs by the package manager called `name`
+    /// (`PackageManager::name`: `apt`, `pip`, `uv`, `mamba` …).
+    pub fn for_installs_by(&self, name: &str) -> Option<&CacheManager> {
+        self.managers
+            .iter()
+            .find(|m| m.installs_with.iter().any(|n| n == name))
     }
 }
 
@@ -411,28 +413,21 @@ pub enum CacheFix {
 #[serde(deny_unknown_fields)]
 pub struct CacheManager {
     pub name: String,
-    /// Program globs, compared with the command's base name.
+    /// The package managers (as the model names them) whose installs fill
+    /// this cache.
+    pub installs_with: Vec<String>,
+    /// Program globs, compared with the command's base name, for the
+    /// commands that are not installs (`clean`, `config set`, `also_fills`).
     pub programs: Vec<String>,
     /// `python -m <module>` runs it too.
     #[serde(default)]
     pub module: Option<String>,
     #[serde(default)]
     pub module_runners: Vec<String>,
-    /// Subcommands that fill the cache (`env create`: several words).
-    pub install: Vec<String>,
-    /// Options before the subcommand that take a separate value.
+    /// Other subcommands that fill the cache (`conda update`, `uv sync`;
+    /// several words for `env update`).
     #[serde(default)]
-    pub value_options: Vec<String>,
-    /// Options after the install subcommand that take a separate value.
-    #[serde(default)]
-    pub install_value_options: Vec<String>,
-    /// Install options whose value names packages we cannot see (a
-    /// requirements file, an editable checkout).
-    #[serde(default)]
-    pub opaque_options: Vec<String>,
-    /// Install options whose value is a package index or wheel location.
-    #[serde(default)]
-    pub index_options: Vec<String>,
+    pub also_fills: Vec<String>,
     /// Where the cache is, for messages.
     pub cache: String,
     /// `rm` targets that remove the cache.
@@ -456,6 +451,8 @@ pub struct CacheManager {
     pub fix: CacheFix,
     #[serde(default)]
     pub fix_text: String,
+    /// How to keep the cache out, for messages.
+    pub help: String,
     /// What the cache holds, for messages.
     #[serde(default)]
     pub size_hint: String,
@@ -471,9 +468,13 @@ impl CacheManager {
         self.module_runners.iter().any(|p| glob_match(p, base_name))
     }
 
+    /// Whether removing `rm_target` removes the cache; the target may be a
+    /// shell glob itself (`/var/lib/apt/lists*`).
     pub fn is_removed_by(&self, rm_target: &str) -> bool {
         let target = normalize_path(rm_target);
-        self.removed_by.iter().any(|p| glob_match(p, target))
+        self.removed_by
+            .iter()
+            .any(|p| glob_match(p, target) || (target.contains('*') && glob_match(target, p)))
     }
 
     pub fn is_covered_by_mount(&self, mount_target: &str) -> bool {

@@ -4,11 +4,13 @@
 //! a GPU profiler plugin on a CUDA runtime base, or an `LD_LIBRARY_PATH`
 //! entry meant for CUPTI.
 
-use crate::checks::dockerfile::{shipped, support};
+use crate::checks::dockerfile::runtime_env;
+use crate::checks::dockerfile::support::{self, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
 use crate::dockerfile::model::{BaseImage, Stage};
+use crate::dockerfile::packages::{package_installs, PackageManager};
 use crate::knowledge::cupti::{Manager, Need};
 use crate::source::Span;
 
@@ -48,7 +50,7 @@ impl DockerfileRule for CuptiMissing {
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         let cupti = &ctx.knowledge.cupti;
-        let chain = shipped::target_chain(ctx.model);
+        let chain = shipped_stages(ctx.model);
         let (Some(root), Some(target)) = (chain.first(), chain.last()) else {
             return;
         };
@@ -68,14 +70,13 @@ impl DockerfileRule for CuptiMissing {
             .and_then(|v| cupti.soname(&v))
             .unwrap_or_else(|| "libcupti.so".to_string());
 
-        let hygiene = &cupti.hygiene;
         let mut provided = false;
         // CUPTI from pip wheels or packages we cannot see; a later removal of
         // the wheel directory takes it away again.
         let mut maybe_from_pip = false;
         let mut wheel_dirs: Vec<String> = Vec::new();
         let mut needs: Vec<NeedAt> = Vec::new();
-        for (stage, index, instruction) in shipped::chain_instructions(ctx, &chain) {
+        for (stage, index, instruction) in runtime_env::chain_instructions(ctx, &chain) {
             match &instruction.command {
                 Command::Copy(copy) | Command::Add(copy) => {
                     let from_stage = copy.from.as_ref().and_then(|w| stage_named(ctx, &w.text));
@@ -99,10 +100,10 @@ impl DockerfileRule for CuptiMissing {
                         .iter()
                         .filter(|kv| cupti.runtime.is_loader_var(&kv.key))
                     {
-                        for entry in shipped::split_path_list(&kv.value) {
+                        for entry in runtime_env::split_path_list(&kv.value) {
                             if cupti.library_path.mentions_cupti(entry) {
                                 needs.push(NeedAt {
-                                    span: shipped::span_of(ctx, kv.span, entry),
+                                    span: runtime_env::span_of(ctx, kv.span, entry),
                                     need: Need::Import,
                                     what: format!("`{}` on {} is meant for CUPTI", entry, kv.key),
                                     symptom: format!(
@@ -116,13 +117,12 @@ impl DockerfileRule for CuptiMissing {
                 }
                 _ => {}
             }
-            let Some(step) = shipped::run_step(stage, index) else {
+            let Some(step) = runtime_env::run_step(stage, index) else {
                 continue;
             };
-            for command in &step.commands {
-                if let Some(word) =
-                    shipped::rm_target(command, hygiene, |t| cupti.removals.matches(t))
-                {
+            let installs = package_installs(&step.commands);
+            for (position, command) in step.commands.iter().enumerate() {
+                if let Some(word) = support::rm_target(command, |t| cupti.removals.matches(t)) {
                     maybe_from_pip = false;
                     needs.push(NeedAt {
                         span: word.span,
@@ -136,39 +136,47 @@ impl DockerfileRule for CuptiMissing {
                     });
                     continue;
                 }
-                let Some(inv) = shipped::invocation(command, hygiene) else {
-                    continue;
-                };
-                let Some(last) = inv.subcommand_is(&inv.manager.install) else {
-                    continue;
-                };
-                let manager = match inv.manager.name.as_str() {
-                    "apt" => Manager::Apt,
-                    "pip" => Manager::Pip,
-                    "conda" => Manager::Conda,
-                    _ => continue,
-                };
-                let args = shipped::install_args(inv.manager, inv.words_after(last));
-                if args.opaque {
-                    maybe_from_pip = true;
-                }
-                let cpu_index = args.indexes.iter().any(|i| cupti.torch.is_cpu_build(i));
-                for package in &args.packages {
-                    if cupti
-                        .provider(manager, &package.name, &package.extras)
-                        .is_some()
+                for install in installs.iter().filter(|i| i.command == position) {
+                    let manager = match install.manager {
+                        PackageManager::Apt => Manager::Apt,
+                        PackageManager::Pip | PackageManager::Uv => Manager::Pip,
+                        m if m.is_conda() => Manager::Conda,
+                        _ => continue,
+                    };
+                    // Requirement files, checkouts and variables install packages
+                    // we cannot see.
+                    if !install.requirement_files.is_empty()
+                        || install.packages.iter().any(|p| {
+                            p.word.text.contains('$')
+                                || (p.is_location || p.name.contains('/'))
+                                    && !p.word.text.ends_with(".whl")
+                        })
                     {
-                        if manager == Manager::Pip {
-                            maybe_from_pip = true;
-                        } else {
-                            provided = true;
-                        }
-                    } else if manager == Manager::Pip && cupti.torch.is_torch(&package.name) {
-                        if cpu_index || cupti.torch.is_cpu_build(&package.word.text) {
-                            continue;
-                        }
-                        if cupti.torch.no_deps_flags.iter().any(|f| args.has_flag(f)) {
-                            needs.push(NeedAt {
+                        maybe_from_pip = true;
+                    }
+                    let cpu_index = install
+                        .index_urls
+                        .iter()
+                        .any(|i| cupti.torch.is_cpu_build(i));
+                    let no_deps = cupti
+                        .torch
+                        .no_deps_flags
+                        .iter()
+                        .any(|f| install.has_option(f));
+                    for package in install.packages.iter().filter(|p| !p.is_location) {
+                        let extras = extras_of(&package.word.text);
+                        if cupti.provider(manager, &package.name, &extras).is_some() {
+                            if manager == Manager::Pip {
+                                maybe_from_pip = true;
+                            } else {
+                                provided = true;
+                            }
+                        } else if manager == Manager::Pip && cupti.torch.is_torch(&package.name) {
+                            if cpu_index || cupti.torch.is_cpu_build(&package.word.text) {
+                                continue;
+                            }
+                            if no_deps {
+                                needs.push(NeedAt {
                                 span: package.word.span,
                                 need: Need::Import,
                                 what:
@@ -177,36 +185,38 @@ impl DockerfileRule for CuptiMissing {
                                 symptom: cupti.torch.symptom.replace("{soname}", &soname),
                                 source: cupti.torch.source.clone(),
                             });
-                        } else {
-                            maybe_from_pip = true;
+                            } else {
+                                maybe_from_pip = true;
+                            }
+                        } else if let Some(consumer) =
+                            cupti.consumer(manager, &package.name, &extras)
+                        {
+                            needs.push(NeedAt {
+                                span: package.word.span,
+                                need: consumer.need,
+                                what: format!("`{}` installs {}", package.word.text, consumer.what),
+                                symptom: consumer.symptom.clone(),
+                                source: consumer.source.clone(),
+                            });
                         }
-                    } else if let Some(consumer) =
-                        cupti.consumer(manager, &package.name, &package.extras)
-                    {
-                        needs.push(NeedAt {
-                            span: package.word.span,
-                            need: consumer.need,
-                            what: format!("`{}` installs {}", package.word.text, consumer.what),
-                            symptom: consumer.symptom.clone(),
-                            source: consumer.source.clone(),
-                        });
                     }
-                }
-                for path in &args.paths {
-                    let name = shipped::wheel_name(&path.text).unwrap_or("");
-                    if cupti.provider(manager, name, &[]).is_some() {
-                        maybe_from_pip = true;
-                    } else if wheel_dirs.iter().any(|dir| {
-                        path.text.starts_with(dir.trim_end_matches('*'))
-                            || path.text.ends_with(".whl")
-                    }) {
-                        needs.push(NeedAt {
+                    for path in install.packages.iter().filter(|p| p.is_location) {
+                        let path = &path.word;
+                        let name = wheel_name(&path.text).unwrap_or("");
+                        if cupti.provider(manager, name, &[]).is_some() {
+                            maybe_from_pip = true;
+                        } else if wheel_dirs.iter().any(|dir| {
+                            path.text.starts_with(dir.trim_end_matches('*'))
+                                || path.text.ends_with(".whl")
+                        }) {
+                            needs.push(NeedAt {
                             span: path.span,
                             need: Need::Import,
                             what: format!("`{}` was built with Kineto in a devel stage, against that stage's CUPTI", path.text),
                             symptom: cupti.torch.symptom.replace("{soname}", &soname),
                             source: cupti.source_builds.source.clone(),
                         });
+                        }
                     }
                 }
             }
@@ -276,4 +286,25 @@ fn kineto_build(ctx: &DockerfileContext<'_>, stage: &Stage) -> bool {
             .any(|(k, v)| builds.disables(k, v));
     }
     devel && marked && !disabled
+}
+
+/// The extras of a pip requirement (`jax[cuda12,tpu]>=0.4` → `cuda12`, `tpu`).
+fn extras_of(requirement: &str) -> Vec<String> {
+    requirement
+        .split_once('[')
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map(|(inside, _)| {
+            inside
+                .split(',')
+                .map(|e| e.trim().to_string())
+                .filter(|e| !e.is_empty())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The package name of a wheel file (`torch-2.5.0-cp311-….whl` → `torch`).
+fn wheel_name(path: &str) -> Option<&str> {
+    let file = path.rsplit('/').next()?.strip_suffix(".whl")?;
+    file.split('-').next().filter(|n| !n.is_empty())
 }

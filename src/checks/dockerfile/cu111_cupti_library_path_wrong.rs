@@ -2,9 +2,12 @@
 //! `…/extras/CUPTI/lib64`, where only runfile installs put libcupti; with
 //! NVIDIA's apt packages (CUDA 12 and later) that directory holds no library.
 
-use crate::checks::dockerfile::{shipped, support};
+use crate::checks::dockerfile::runtime_env;
+use crate::checks::dockerfile::support::{self, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
+use crate::dockerfile::model::Stage;
+use crate::dockerfile::packages::{package_installs, PackageManager};
 use crate::knowledge::cupti::Manager;
 use crate::knowledge::Version;
 
@@ -28,12 +31,12 @@ impl DockerfileRule for CuptiLibraryPathWrong {
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         let cupti = &ctx.knowledge.cupti;
         let facts = &cupti.library_path;
-        let chain = shipped::target_chain(ctx.model);
+        let chain = shipped_stages(ctx.model);
         let Some(target) = chain.last() else { return };
         if !apt_cuda_at_least_empty_since(ctx, &chain) || runfile_install(ctx, &chain) {
             return;
         }
-        let settings = shipped::settings(ctx, &chain);
+        let settings = runtime_env::settings(ctx, &chain);
         let (arch, arch_known) = match target.platform.as_deref() {
             Some(platform) => match cupti.target_arch_dir(platform) {
                 Some(dir) => (dir, true),
@@ -47,10 +50,10 @@ impl DockerfileRule for CuptiLibraryPathWrong {
             ),
         };
         for var in &cupti.runtime.loader_vars {
-            let entries = shipped::effective_path(&settings, var);
+            let entries = runtime_env::effective_path(&settings, var);
             for entry in entries.iter().filter(|e| facts.is_wrong_dir(e.text)) {
                 let replacement = facts.replacement(entry.text, arch);
-                let span = shipped::span_of(ctx, entry.setting_span, entry.text);
+                let span = runtime_env::span_of(ctx, entry.setting_span, entry.text);
                 let mut finding = Diagnostic::at(
                     &META,
                     span,
@@ -86,10 +89,7 @@ impl DockerfileRule for CuptiLibraryPathWrong {
 
 /// CUDA comes from NVIDIA's apt packages at a version that leaves the
 /// extras directory empty: the base image, or an apt install in the chain.
-fn apt_cuda_at_least_empty_since(
-    ctx: &DockerfileContext<'_>,
-    chain: &[&crate::dockerfile::model::Stage],
-) -> bool {
+fn apt_cuda_at_least_empty_since(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
     let cupti = &ctx.knowledge.cupti;
     let Some(since) = cupti.library_path.apt_empty_since() else {
         return false;
@@ -100,37 +100,16 @@ fn apt_cuda_at_least_empty_since(
         .and_then(|facts| facts.cuda)
         .is_some_and(|cuda| cuda >= since);
     from_base
-        || shipped::chain_instructions(ctx, chain).any(|(stage, index, _)| {
-            shipped::run_step(stage, index).is_some_and(|step| {
-                step.commands.iter().any(|command| {
-                    apt_packages(ctx, command).iter().any(|name| {
-                        cupti.provider(Manager::Apt, name, &[]).is_some()
-                            && package_cuda_version(name).is_some_and(|v| v >= since)
-                    })
+        || chain.iter().flat_map(|stage| &stage.runs).any(|step| {
+            package_installs(&step.commands)
+                .iter()
+                .filter(|install| install.manager == PackageManager::Apt)
+                .flat_map(|install| &install.packages)
+                .any(|package| {
+                    cupti.provider(Manager::Apt, &package.name, &[]).is_some()
+                        && package_cuda_version(&package.name).is_some_and(|v| v >= since)
                 })
-            })
         })
-}
-
-fn apt_packages(
-    ctx: &DockerfileContext<'_>,
-    command: &crate::dockerfile::model::ShellCommand,
-) -> Vec<String> {
-    let hygiene = &ctx.knowledge.cupti.hygiene;
-    let Some(inv) = shipped::invocation(command, hygiene) else {
-        return Vec::new();
-    };
-    if inv.manager.name != "apt" {
-        return Vec::new();
-    }
-    let Some(last) = inv.subcommand_is(&inv.manager.install) else {
-        return Vec::new();
-    };
-    shipped::install_args(inv.manager, inv.words_after(last))
-        .packages
-        .into_iter()
-        .map(|p| p.name)
-        .collect()
 }
 
 /// `cuda-cupti-12-4` → 12.4.
@@ -141,17 +120,12 @@ fn package_cuda_version(name: &str) -> Option<Version> {
     Version::parse(&format!("{major}.{minor}"))
 }
 
-fn runfile_install(
-    ctx: &DockerfileContext<'_>,
-    chain: &[&crate::dockerfile::model::Stage],
-) -> bool {
+fn runfile_install(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
     let facts = &ctx.knowledge.cupti.library_path;
-    shipped::chain_instructions(ctx, chain).any(|(stage, index, _)| {
-        shipped::run_step(stage, index).is_some_and(|step| {
-            step.commands
-                .iter()
-                .flat_map(|c| c.words.iter())
-                .any(|w| facts.is_runfile(&w.text))
-        })
-    })
+    chain
+        .iter()
+        .flat_map(|stage| &stage.runs)
+        .flat_map(|step| &step.commands)
+        .flat_map(|command| &command.words)
+        .any(|word| facts.is_runfile(&word.text))
 }

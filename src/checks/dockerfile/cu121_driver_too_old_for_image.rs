@@ -99,9 +99,9 @@ impl DockerfileRule for DriverTooOldForImage {
         else {
             return;
         };
-        let stages = shipped_stages(ctx);
+        let stages = shipped_stages(ctx.model);
         let mut demands = Vec::new();
-        if let (Some(target), Some(root)) = (stages.first(), stages.last()) {
+        if let (Some(root), Some(target)) = (stages.first(), stages.last()) {
             if let Some(base) = stage_cuda(ctx, target) {
                 demands.push(Demand {
                     cuda: base.version,
@@ -112,7 +112,7 @@ impl DockerfileRule for DriverTooOldForImage {
             }
         }
         // Parents first, so findings follow the file.
-        for stage in stages.iter().rev() {
+        for stage in stages.iter() {
             for pin in stage_pins(ctx, stage) {
                 // A package that uses the image's CUDA adds no demand of its own.
                 if !pin.pin.system {

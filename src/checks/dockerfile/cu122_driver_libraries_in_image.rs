@@ -101,7 +101,7 @@ impl DockerfileRule for DriverLibrariesInImage {
         // driver packages never reach a GPU host. Without a target (an
         // unknown `--target`), every stage might.
         let stages: Vec<&Stage> = if ctx.model.target.is_some() {
-            shipped_stages(ctx)
+            shipped_stages(ctx.model)
         } else {
             ctx.model.stages.iter().collect()
         };

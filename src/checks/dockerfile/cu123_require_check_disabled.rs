@@ -2,7 +2,8 @@
 //! Container Toolkit's driver check (`NVIDIA_DISABLE_REQUIRE` true in Go
 //! `ParseBool` terms) or empties `NVIDIA_REQUIRE_CUDA`.
 
-use crate::checks::dockerfile::shipped;
+use crate::checks::dockerfile::runtime_env;
+use crate::checks::dockerfile::support::shipped_stages;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 
@@ -25,11 +26,11 @@ impl DockerfileRule for RequireCheckDisabled {
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         let runtime = &ctx.knowledge.cupti.runtime;
-        let chain = shipped::target_chain(ctx.model);
+        let chain = shipped_stages(ctx.model);
         let Some(target) = chain.last() else { return };
-        let settings = shipped::settings(ctx, &chain);
+        let settings = runtime_env::settings(ctx, &chain);
         // The expanded value where the model knows it, else the literal.
-        let value_of = |setting: &shipped::Setting<'_>| -> Option<String> {
+        let value_of = |setting: &runtime_env::Setting<'_>| -> Option<String> {
             if !setting.value.contains('$') {
                 return Some(setting.value.to_string());
             }
@@ -48,7 +49,7 @@ impl DockerfileRule for RequireCheckDisabled {
             )
         });
 
-        if let Some(setting) = shipped::last_env(&settings, &runtime.disable_require_var) {
+        if let Some(setting) = runtime_env::last_env(&settings, &runtime.disable_require_var) {
             if value_of(setting).is_some_and(|v| runtime.parses_true(&v)) {
                 out.push(
                     Diagnostic::at(
@@ -65,9 +66,9 @@ impl DockerfileRule for RequireCheckDisabled {
             }
         }
 
-        if let Some(setting) = shipped::last_env(&settings, &runtime.require_cuda_var) {
+        if let Some(setting) = runtime_env::last_env(&settings, &runtime.require_cuda_var) {
             if value_of(setting).is_some_and(|v| v.trim().is_empty()) {
-                let version_cleared = shipped::last_env(&settings, &runtime.legacy_version_var)
+                let version_cleared = runtime_env::last_env(&settings, &runtime.legacy_version_var)
                     .is_some_and(|s| s.value.trim().is_empty());
                 let what = if version_cleared {
                     format!(

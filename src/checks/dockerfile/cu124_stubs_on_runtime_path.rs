@@ -2,7 +2,7 @@
 //! (`lib64/stubs`, `targets/<arch>/lib/stubs`) is on the shipped image's
 //! loader path, so programs load the stub `libcuda.so` instead of the driver.
 
-use crate::checks::dockerfile::shipped::{self, LoaderRoute};
+use crate::checks::dockerfile::runtime_env::{self, LoaderRoute};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 
@@ -26,7 +26,7 @@ impl DockerfileRule for StubsOnRuntimePath {
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         let runtime = &ctx.knowledge.cupti.runtime;
         let error = runtime.error("stub");
-        for found in shipped::loader_dirs(ctx, |dir| runtime.is_stub_dir(dir)) {
+        for found in runtime_env::loader_dirs(ctx, |dir| runtime.is_stub_dir(dir)) {
             let how = match found.route {
                 LoaderRoute::Env => "is on LD_LIBRARY_PATH",
                 LoaderRoute::LdConfig => {

@@ -3,7 +3,7 @@
 //! hand, instead of letting the NVIDIA Container Toolkit enable it when the
 //! host driver is older.
 
-use crate::checks::dockerfile::shipped::{self, LoaderRoute};
+use crate::checks::dockerfile::runtime_env::{self, LoaderRoute};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 
@@ -27,7 +27,7 @@ impl DockerfileRule for CompatForcedOnPath {
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         let runtime = &ctx.knowledge.cupti.runtime;
         let error = runtime.error("compat");
-        for found in shipped::loader_dirs(ctx, |dir| runtime.is_compat_dir(dir)) {
+        for found in runtime_env::loader_dirs(ctx, |dir| runtime.is_compat_dir(dir)) {
             let how = match found.route {
                 LoaderRoute::Env => "is on LD_LIBRARY_PATH",
                 LoaderRoute::LdConfig => {

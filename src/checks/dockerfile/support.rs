@@ -1,8 +1,11 @@
 //! Helpers several Dockerfile rules share: which base image a stage really
-//! stands on, and what the knowledge says about it.
+//! stands on, what the knowledge says about it, which stages ship, and
+//! which paths a command removes.
 
 use crate::checks::DockerfileContext;
-use crate::dockerfile::model::{BaseImage, ImageRef, Stage};
+use crate::dockerfile::ast::Word;
+use crate::dockerfile::model::{BaseImage, BuildModel, ImageRef, ShellCommand, Stage};
+use crate::dockerfile::shell::command_start;
 use crate::knowledge::images::BaseImageFacts;
 
 /// The image at the root of `stage`'s `FROM <stage>` chain, if it is an image.
@@ -27,16 +30,51 @@ pub fn base_facts(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<BaseImag
     root_image(ctx, stage).and_then(|image| ctx.knowledge.images.classify(image))
 }
 
-/// The stages whose files make up the shipped image: the target stage and
-/// the stages it is built `FROM`, target first. Empty when there is no
-/// target (an unknown `--target`).
-pub fn shipped_stages<'m>(ctx: &DockerfileContext<'m>) -> Vec<&'m Stage> {
-    let Some(target) = ctx.model.target else {
+/// The stages that make up the shipped image: the target stage and the
+/// stages it is built `FROM`, root first. Builders it only copies from are
+/// not part of it.
+pub fn shipped_stages(model: &BuildModel) -> Vec<&Stage> {
+    let Some(target) = model.target else {
         return Vec::new();
     };
-    ctx.model
+    let mut stages: Vec<&Stage> = model
         .ancestry(target)
         .into_iter()
-        .filter_map(|index| ctx.model.stages.get(index))
-        .collect()
+        .filter_map(|index| model.stages.get(index))
+        .collect();
+    stages.reverse();
+    stages
+}
+
+/// A path that `command` deletes and `matches` accepts: an argument of
+/// `rm`, or a starting point of `find … -delete` / `find … -exec rm`.
+pub fn rm_target(command: &ShellCommand, matches: impl Fn(&str) -> bool) -> Option<&Word> {
+    let words = command.words.get(command_start(&command.words)..)?;
+    let (program, args) = words.split_first()?;
+    let paths: &[Word] = match program.text.rsplit('/').next() {
+        Some("rm") => args,
+        Some("find") => {
+            let deletes = args.iter().enumerate().any(|(at, w)| {
+                w.text == "-delete"
+                    || (w.text == "-exec"
+                        && args
+                            .get(at + 1)
+                            .is_some_and(|next| next.text.rsplit('/').next() == Some("rm")))
+            });
+            if !deletes {
+                return None;
+            }
+            // The starting points come before the first expression word.
+            let end = args
+                .iter()
+                .position(|w| w.text.starts_with(['-', '(', '!']))
+                .unwrap_or(args.len());
+            args.get(..end)?
+        }
+        _ => return None,
+    };
+    paths
+        .iter()
+        .filter(|w| !w.text.starts_with('-'))
+        .find(|w| matches(&w.text))
 }
