@@ -2,7 +2,8 @@
 //! a devel base (nvcc, headers, static libraries, Nsight) although the final
 //! stage compiles nothing. A runtime base is several GB smaller.
 
-use crate::checks::dockerfile::cuda_stages::{builds_native_code, source_text, target_chain};
+use crate::checks::dockerfile::cuda_stages::builds_native_code;
+use crate::checks::dockerfile::support::{shipped_stages, span_text};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::model::{BaseImage, Stage};
@@ -27,7 +28,7 @@ impl DockerfileRule for DevelImageInFinalStage {
     }
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
-        let chain = target_chain(ctx);
+        let chain = shipped_stages(ctx);
         let (Some(target), Some(root)) = (chain.first(), chain.last()) else {
             return;
         };
@@ -155,7 +156,7 @@ fn fix_to_runtime(
     twin: &str,
 ) -> Option<Fix> {
     let tag = tag?;
-    let raw = source_text(ctx, stage.base_span);
+    let raw = span_text(ctx, stage.base_span);
     if raw.contains('@') {
         // A digest pins the devel image's content; a new tag would not match it.
         return None;
