@@ -2,7 +2,7 @@
 //! a devel base (nvcc, headers, static libraries, Nsight) although the final
 //! stage compiles nothing. A runtime base is several GB smaller.
 
-use crate::checks::dockerfile::cuda_stages::builds_native_code;
+use crate::checks::dockerfile::cuda_stages::shipped_image_compiles;
 use crate::checks::dockerfile::support::{shipped_stages, span_text};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
@@ -42,9 +42,10 @@ impl DockerfileRule for DevelImageInFinalStage {
         if !facts.devel_sized {
             return;
         }
-        // The final stage's own RUNs may need the compiler (and tools that
-        // JIT-compile at run time need it in the image): then devel is right.
-        if builds_native_code(target, &images.build_signals) {
+        // A stage of the shipped image may need the compiler (and tools
+        // that JIT-compile at run time need it in the image): then devel is
+        // right, or at least deliberate.
+        if shipped_image_compiles(ctx, &chain, &images.build_signals) {
             return;
         }
         let stage_name = stage_label(target);

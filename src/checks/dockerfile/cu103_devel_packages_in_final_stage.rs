@@ -3,7 +3,7 @@
 //! toolkit, nvcc, `-dev` libraries, Nsight) although the final stage
 //! compiles nothing. The package patterns are data (`images.devel_packages`).
 
-use crate::checks::dockerfile::cuda_stages::builds_native_code;
+use crate::checks::dockerfile::cuda_stages::shipped_image_compiles;
 use crate::checks::dockerfile::support::shipped_stages;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -33,7 +33,7 @@ impl DockerfileRule for DevelPackagesInFinalStage {
         let Some(target) = chain.first() else {
             return;
         };
-        if builds_native_code(target, &images.build_signals) {
+        if shipped_image_compiles(ctx, &chain, &images.build_signals) {
             return;
         }
         // On a devel base these packages add little; CU101 reports the base.

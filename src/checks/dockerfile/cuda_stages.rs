@@ -3,36 +3,94 @@
 //! a devel image), and every image reference the build pulls.
 
 use crate::checks::DockerfileContext;
-use crate::dockerfile::model::{BaseImage, DependencyTarget, ImageRef, ShellCommand, Stage};
+use crate::dockerfile::model::{
+    BaseImage, DependencyKind, DependencyTarget, ImageRef, ShellCommand, Stage,
+};
 use crate::dockerfile::packages::{package_installs, PackageInstall, RequestedPackage};
 use crate::dockerfile::shell::command_start;
-use crate::knowledge::images::BuildSignals;
+use crate::knowledge::images::{glob_matches, BuildSignals};
 use crate::source::Span;
 
+/// Whether the shipped image needs the toolkit's compiler or headers: one
+/// of its stages builds native code, or a stage whose files it copies
+/// installs a package that compiles at run time (a DeepSpeed env built
+/// elsewhere still JIT-compiles its ops where it runs).
+pub fn shipped_image_compiles(
+    ctx: &DockerfileContext<'_>,
+    shipped: &[&Stage],
+    signals: &BuildSignals,
+) -> bool {
+    if shipped
+        .iter()
+        .any(|stage| builds_native_code(stage, signals))
+    {
+        return true;
+    }
+    let model = ctx.model;
+    shipped
+        .iter()
+        .flat_map(|stage| &stage.dependencies)
+        .filter(|d| d.kind == DependencyKind::Copy)
+        .filter_map(|d| match d.target {
+            DependencyTarget::Stage(index) => Some(index),
+            _ => None,
+        })
+        .flat_map(|index| model.ancestry(index))
+        .filter_map(|index| model.stages.get(index))
+        .any(|stage| installs_runtime_compiler(stage, signals))
+}
+
+fn installs_runtime_compiler(stage: &Stage, signals: &BuildSignals) -> bool {
+    stage.runs.iter().any(|run| {
+        package_installs(&run.commands)
+            .iter()
+            .any(|install| brings_runtime_compiler(install, signals))
+    })
+}
+
+fn brings_runtime_compiler(install: &PackageInstall, signals: &BuildSignals) -> bool {
+    install.manager.is_python()
+        && install.packages.iter().any(|p| {
+            signals
+                .runtime_compilers
+                .iter()
+                .any(|pattern| glob_matches(pattern, &p.name))
+        })
+}
+
 /// Whether `stage`'s own RUNs (or its environment) show it builds native
-/// code, which needs the compiler and headers of a devel image.
+/// code, or installs a package that compiles at run time: either needs the
+/// compiler and headers of a devel image.
 pub fn builds_native_code(stage: &Stage, signals: &BuildSignals) -> bool {
     let is_signal = |key: &String| signals.env.iter().any(|e| e == key);
     if stage.env.iter().any(|(key, _)| is_signal(key)) {
         return true;
     }
     stage.runs.iter().any(|run| {
+        let installs = package_installs(&run.commands);
+        let is_install = |index: usize| installs.iter().any(|i| i.command == index);
         run.commands
             .iter()
-            .any(|command| command_builds(command, signals))
-            || package_installs(&run.commands)
+            .enumerate()
+            .any(|(index, command)| command_builds(command, signals, is_install(index)))
+            || installs
                 .iter()
-                .any(|install| pip_builds_from_source(install, signals))
+                .any(|install| install_builds(install, signals))
     })
 }
 
-fn command_builds(command: &ShellCommand, signals: &BuildSignals) -> bool {
+/// `TORCH_CUDA_ARCH_LIST=… pip install` counts; a package install's words
+/// do not (`cuda-nvcc-12-8` names the compiler without running it).
+fn command_builds(command: &ShellCommand, signals: &BuildSignals, is_install: bool) -> bool {
     if command
         .assignments
         .iter()
         .any(|(key, _)| signals.env.iter().any(|e| e == key))
     {
         return true;
+    }
+    if is_install {
+        return false;
     }
     let mention = |text: &str| {
         signals
@@ -43,24 +101,61 @@ fn command_builds(command: &ShellCommand, signals: &BuildSignals) -> bool {
     if command.words.iter().any(|w| mention(&w.text)) {
         return true;
     }
-    let Some(program) = command
+    let words = command
         .words
-        .get(command_start(&command.words))
-        .map(|w| basename(&w.text))
-    else {
+        .get(command_start(&command.words)..)
+        .unwrap_or_default();
+    let Some(program) = words.first().map(|w| basename(&w.text)) else {
         return false;
     };
     if signals.commands.iter().any(|c| c == program) {
         return true;
     }
-    // `python setup.py build_ext`.
-    program.starts_with("python")
-        && command.words.iter().any(|w| {
+    if is_versioned(program, "python") {
+        // `python setup.py build_ext`, `python -m build`.
+        let script = words.iter().skip(1).any(|w| {
             signals
                 .python_scripts
                 .iter()
                 .any(|s| basename(&w.text) == s)
-        })
+        });
+        let mut args = words.iter().skip(1).map(|w| w.text.as_str());
+        let module = args.any(|w| w == "-m")
+            && args
+                .next()
+                .is_some_and(|m| signals.python_modules.iter().any(|b| b == m));
+        if script || module {
+            return true;
+        }
+    }
+    // `pip wheel .`, `python -m pip wheel .`: the subcommand after `pip`.
+    let mut after_pip = words
+        .iter()
+        .map(|w| w.text.as_str())
+        .skip_while(|w| !is_versioned(basename(w), "pip"))
+        .skip(1);
+    after_pip
+        .find(|w| !w.starts_with('-'))
+        .is_some_and(|sub| signals.pip_subcommands.iter().any(|s| s == sub))
+}
+
+/// `name`, or `name` followed by a version (`python3`, `pip3.11`).
+fn is_versioned(program: &str, name: &str) -> bool {
+    program
+        .strip_prefix(name)
+        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// A system install of a build toolchain, or a pip install that builds
+/// from source or brings a run-time compiler.
+fn install_builds(install: &PackageInstall, signals: &BuildSignals) -> bool {
+    if install.manager.is_system() {
+        return install
+            .packages
+            .iter()
+            .any(|p| signals.system_packages.contains(&p.name));
+    }
+    pip_builds_from_source(install, signals) || brings_runtime_compiler(install, signals)
 }
 
 /// A pip/uv install that compiles: forced source builds, or a path, VCS
@@ -81,6 +176,8 @@ fn pip_builds_from_source(install: &PackageInstall, signals: &BuildSignals) -> b
 fn package_builds(package: &RequestedPackage, signals: &BuildSignals) -> bool {
     let text = package.word.text.as_str();
     if package.is_location {
+        // `.[dev]`, `/src/pkg[cuda]`: the extras are not part of the path.
+        let text = text.split('[').next().unwrap_or(text);
         let is_path = text == "."
             || text.starts_with("./")
             || text.starts_with('/')
