@@ -1,6 +1,6 @@
 //! CU101 devel-image-in-final-stage: the image the build produces stands on
 //! a devel base (nvcc, headers, static libraries, Nsight) although the final
-//! stage compiles nothing. A runtime base is several GB smaller.
+//! stage compiles nothing. A runtime base is several GiB smaller.
 
 use crate::checks::dockerfile::cuda_stages::shipped_image_compiles;
 use crate::checks::dockerfile::support::{shipped_stages, span_text};
@@ -121,14 +121,14 @@ fn chain_text(chain: &[&Stage]) -> String {
         .join(" → ")
 }
 
-/// ", a runtime base is ≈N GB smaller (…)" when the data has the number.
+/// ", a runtime base is ≈N GiB smaller (…)" when the data has the number.
 fn saving_text(ctx: &DockerfileContext<'_>, facts: &BaseImageFacts) -> String {
     // The devel layer size is measured on nvidia/cuda devel; pytorch devel
     // images are built on it, NGC images are not measured.
     let measured = facts.variant == Some(Variant::Devel) && !facts.is_unknown("has_compiler");
     match ctx.knowledge.images.devel_over_runtime_mib() {
         Some((mib, _)) if measured => format!(
-            "; a runtime base is ≈{:.1} GB smaller (uncompressed)",
+            "; a runtime base is ≈{:.1} GiB smaller (uncompressed)",
             mib as f64 / 1024.0
         ),
         _ => "; it carries a compiler, headers and static libraries it does not need".into(),

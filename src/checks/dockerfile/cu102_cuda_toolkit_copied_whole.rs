@@ -1,6 +1,6 @@
 //! CU102 cuda-toolkit-copied-whole: `COPY --from=… /usr/local/cuda` (or
 //! `/usr/local/cuda-X.Y`, or all of `/usr/local` from a CUDA devel stage)
-//! into a stage of the final image carries the whole toolkit, about 5 GB,
+//! into a stage of the final image carries the whole toolkit, about 5 GiB,
 //! which undoes the point of a multi-stage build.
 
 use crate::checks::dockerfile::support::{base_facts, shipped_stages};
@@ -61,7 +61,7 @@ impl DockerfileRule for CudaToolkitCopiedWhole {
                             &META,
                             source.span,
                             format!(
-                                "copies `{}` from `{}` whole: that is the entire CUDA toolkit, ≈{:.1} GB, into the final image",
+                                "copies `{}` from `{}` whole: that is the entire CUDA toolkit, ≈{:.1} GiB, into the final image",
                                 source.text, from.text, dir.size_gb
                             ),
                         )

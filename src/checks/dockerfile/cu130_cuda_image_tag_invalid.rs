@@ -39,7 +39,18 @@ fn report(ctx: &DockerfileContext<'_>, image: &ImageRef, span: Span, out: &mut V
     let images = &ctx.knowledge.images;
     // An ARG that expanded to nothing leaves an empty tag: the ARG is the
     // problem (CU004's business), not the image.
-    if span_text(ctx, span).contains('$') && image.tag.as_deref().map_or(true, str::is_empty) {
+    let from_args = span_text(ctx, span).contains('$');
+    if from_args && image.tag.as_deref().map_or(true, str::is_empty) {
+        return;
+    }
+    // `ARG CUDA_VER=notset`: a default with no digit where the version goes
+    // is a placeholder the build must override, not a tag anyone pulls.
+    let placeholder = image
+        .tag
+        .as_deref()
+        .and_then(|tag| tag.split('-').next())
+        .is_some_and(|version| !version.bytes().any(|b| b.is_ascii_digit()));
+    if from_args && placeholder {
         return;
     }
     for problem in images.validate_tag(image) {

@@ -72,7 +72,7 @@ fn message(image: &ImageRef, eol: &EolInfo) -> String {
             image.text, eol.version
         ),
         _ => format!(
-            "`{}`: CUDA {} images are end-of-life{why}: no more rebuilds or security fixes, and the tag will be deleted",
+            "`{}`: CUDA {} images are end-of-life{why}: no more rebuilds or security fixes, and the tag is due for deletion",
             image.text, eol.version
         ),
     }
