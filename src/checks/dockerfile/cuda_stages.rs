@@ -48,14 +48,31 @@ fn installs_runtime_compiler(stage: &Stage, signals: &BuildSignals) -> bool {
     })
 }
 
+/// A pip install of a run-time compiler, by name or as an extra
+/// (`accelerate[deepspeed]` pulls DeepSpeed).
 fn brings_runtime_compiler(install: &PackageInstall, signals: &BuildSignals) -> bool {
+    let is_compiler = |name: &str| {
+        signals
+            .runtime_compilers
+            .iter()
+            .any(|pattern| glob_matches(pattern, name))
+    };
     install.manager.is_python()
-        && install.packages.iter().any(|p| {
-            signals
-                .runtime_compilers
-                .iter()
-                .any(|pattern| glob_matches(pattern, &p.name))
-        })
+        && install
+            .packages
+            .iter()
+            .any(|p| is_compiler(&p.name) || extras(&p.word.text).any(is_compiler))
+}
+
+/// The extras of a requirement: `a, b` in `pkg[a,b]>=1`.
+fn extras(requirement: &str) -> impl Iterator<Item = &str> {
+    requirement
+        .split_once('[')
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map_or("", |(inside, _)| inside)
+        .split(',')
+        .map(str::trim)
+        .filter(|extra| !extra.is_empty())
 }
 
 /// Whether `stage`'s own RUNs (or its environment) show it builds native
