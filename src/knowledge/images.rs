@@ -160,6 +160,14 @@ pub struct BuildSignalsToml {
     pub pip_source_flags: Vec<String>,
     #[serde(default)]
     pub pip_source_packages: Vec<String>,
+    #[serde(default)]
+    pub system_packages: Vec<String>,
+    #[serde(default)]
+    pub python_modules: Vec<String>,
+    #[serde(default)]
+    pub pip_subcommands: Vec<String>,
+    #[serde(default)]
+    pub runtime_compilers: Vec<String>,
     pub source: String,
 }
 
@@ -293,6 +301,15 @@ pub struct BuildSignals {
     pub env: Vec<String>,
     pub pip_source_flags: Vec<String>,
     pub pip_source_packages: Vec<String>,
+    /// System packages (apt, dnf…) that are a build toolchain.
+    pub system_packages: Vec<String>,
+    /// `python -m <module>` that builds a wheel from source.
+    pub python_modules: Vec<String>,
+    /// `pip <subcommand>` that builds (`pip wheel`).
+    pub pip_subcommands: Vec<String>,
+    /// pip packages (glob patterns) that compile CUDA code at run time
+    /// with the toolkit's compiler or headers.
+    pub runtime_compilers: Vec<String>,
     pub source: String,
 }
 
@@ -776,6 +793,10 @@ impl ImageKnowledge {
                 env: b.env,
                 pip_source_flags: b.pip_source_flags,
                 pip_source_packages: b.pip_source_packages,
+                system_packages: b.system_packages,
+                python_modules: b.python_modules,
+                pip_subcommands: b.pip_subcommands,
+                runtime_compilers: b.runtime_compilers,
                 source: b.source,
             })
             .unwrap_or_default();

@@ -1,8 +1,9 @@
 //! CU101 devel-image-in-final-stage: the image the build produces stands on
 //! a devel base (nvcc, headers, static libraries, Nsight) although the final
-//! stage compiles nothing. A runtime base is several GB smaller.
+//! stage compiles nothing. A runtime base is several GiB smaller.
 
-use crate::checks::dockerfile::cuda_stages::{builds_native_code, source_text, target_chain};
+use crate::checks::dockerfile::cuda_stages::shipped_image_compiles;
+use crate::checks::dockerfile::support::{shipped_stages, span_text};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::model::{BaseImage, Stage};
@@ -27,8 +28,8 @@ impl DockerfileRule for DevelImageInFinalStage {
     }
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
-        let chain = target_chain(ctx);
-        let (Some(target), Some(root)) = (chain.first(), chain.last()) else {
+        let chain = shipped_stages(ctx.model);
+        let (Some(root), Some(target)) = (chain.first(), chain.last()) else {
             return;
         };
         let BaseImage::Image(image) = &root.base else {
@@ -41,9 +42,10 @@ impl DockerfileRule for DevelImageInFinalStage {
         if !facts.devel_sized {
             return;
         }
-        // The final stage's own RUNs may need the compiler (and tools that
-        // JIT-compile at run time need it in the image): then devel is right.
-        if builds_native_code(target, &images.build_signals) {
+        // A stage of the shipped image may need the compiler (and tools
+        // that JIT-compile at run time need it in the image): then devel is
+        // right, or at least deliberate.
+        if shipped_image_compiles(ctx, &chain, &images.build_signals) {
             return;
         }
         let stage_name = stage_label(target);
@@ -108,8 +110,10 @@ fn stage_label(stage: &Stage) -> String {
 }
 
 fn chain_text(chain: &[&Stage]) -> String {
+    // `chain` is root first; name the target's parents, nearest first.
     chain
         .iter()
+        .rev()
         .skip(1)
         .map(|s| match &s.name {
             Some(name) => format!("`{name}`"),
@@ -119,14 +123,14 @@ fn chain_text(chain: &[&Stage]) -> String {
         .join(" → ")
 }
 
-/// ", a runtime base is ≈N GB smaller (…)" when the data has the number.
+/// ", a runtime base is ≈N GiB smaller (…)" when the data has the number.
 fn saving_text(ctx: &DockerfileContext<'_>, facts: &BaseImageFacts) -> String {
     // The devel layer size is measured on nvidia/cuda devel; pytorch devel
     // images are built on it, NGC images are not measured.
     let measured = facts.variant == Some(Variant::Devel) && !facts.is_unknown("has_compiler");
     match ctx.knowledge.images.devel_over_runtime_mib() {
         Some((mib, _)) if measured => format!(
-            "; a runtime base is ≈{:.1} GB smaller (uncompressed)",
+            "; a runtime base is ≈{:.1} GiB smaller (uncompressed)",
             mib as f64 / 1024.0
         ),
         _ => "; it carries a compiler, headers and static libraries it does not need".into(),
@@ -155,7 +159,7 @@ fn fix_to_runtime(
     twin: &str,
 ) -> Option<Fix> {
     let tag = tag?;
-    let raw = source_text(ctx, stage.base_span);
+    let raw = span_text(ctx, stage.base_span);
     if raw.contains('@') {
         // A digest pins the devel image's content; a new tag would not match it.
         return None;

@@ -1,9 +1,9 @@
 //! CU102 cuda-toolkit-copied-whole: `COPY --from=… /usr/local/cuda` (or
 //! `/usr/local/cuda-X.Y`, or all of `/usr/local` from a CUDA devel stage)
-//! into a stage of the final image carries the whole toolkit, about 5 GB,
+//! into a stage of the final image carries the whole toolkit, about 5 GiB,
 //! which undoes the point of a multi-stage build.
 
-use crate::checks::dockerfile::cuda_stages::target_chain;
+use crate::checks::dockerfile::support::{base_facts, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
@@ -32,7 +32,7 @@ impl DockerfileRule for CudaToolkitCopiedWhole {
             return;
         };
         // Only stages whose files end up in the target image matter.
-        for stage in target_chain(ctx) {
+        for stage in shipped_stages(ctx.model) {
             for index in stage.instructions.clone() {
                 let Some(instruction) = ctx.dockerfile.instructions.get(index) else {
                     continue;
@@ -61,7 +61,7 @@ impl DockerfileRule for CudaToolkitCopiedWhole {
                             &META,
                             source.span,
                             format!(
-                                "copies `{}` from `{}` whole: that is the entire CUDA toolkit, ≈{:.1} GB, into the final image",
+                                "copies `{}` from `{}` whole: that is the entire CUDA toolkit, ≈{:.1} GiB, into the final image",
                                 source.text, from.text, dir.size_gb
                             ),
                         )
@@ -93,7 +93,7 @@ fn source_facts(
     match &dependency.target {
         DependencyTarget::Stage(index) => {
             let source = ctx.model.stages.get(*index)?;
-            super::support::base_facts(ctx, source)
+            base_facts(ctx, source)
         }
         DependencyTarget::Image(image) => ctx.knowledge.images.classify(image),
         _ => None,

@@ -3,12 +3,12 @@
 //! toolkit, nvcc, `-dev` libraries, Nsight) although the final stage
 //! compiles nothing. The package patterns are data (`images.devel_packages`).
 
-use crate::checks::dockerfile::cuda_stages::{
-    builds_native_code, installed_packages, target_chain,
-};
+use crate::checks::dockerfile::cuda_stages::shipped_image_compiles;
+use crate::checks::dockerfile::support::shipped_stages;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::BaseImage;
+use crate::dockerfile::packages::package_installs;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU103",
@@ -29,55 +29,53 @@ impl DockerfileRule for DevelPackagesInFinalStage {
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         let images = &ctx.knowledge.images;
-        let chain = target_chain(ctx);
-        let Some(target) = chain.first() else {
+        let chain = shipped_stages(ctx.model);
+        let Some(target) = chain.last() else {
             return;
         };
-        if builds_native_code(target, &images.build_signals) {
+        if shipped_image_compiles(ctx, &chain, &images.build_signals) {
             return;
         }
         // On a devel base these packages add little; CU101 reports the base.
-        if let Some(BaseImage::Image(image)) = chain.last().map(|s| &s.base) {
+        if let Some(BaseImage::Image(image)) = chain.first().map(|s| &s.base) {
             if images.classify(image).is_some_and(|f| f.devel_sized) {
                 return;
             }
         }
         for stage in &chain {
-            for run in &stage.runs {
-                for command in &run.commands {
-                    for word in installed_packages(command) {
-                        let Some(pattern) = images.devel_package(&word.text) else {
-                            continue;
-                        };
-                        let place = if std::ptr::eq(*stage, *target) {
-                            "the final stage".to_string()
-                        } else {
-                            match &stage.name {
-                                Some(name) => {
-                                    format!("stage `{name}`, which the final image is built on,")
-                                }
-                                None => format!(
-                                    "stage {}, which the final image is built on,",
-                                    stage.index
-                                ),
-                            }
-                        };
-                        out.push(
-                            Diagnostic::at(
-                                &META,
-                                word.span,
-                                format!(
-                                    "{place} installs `{}` ({}), but nothing in the final stage compiles",
-                                    word.text, pattern.what
-                                ),
-                            )
-                            .with_help(
-                                "install development packages in a build stage and COPY its output; the final image needs only the runtime libraries (`cuda-libraries-X-Y` or a `-runtime-` base)",
-                            )
-                            .with_note(format!("package facts: {}", pattern.source)),
-                        );
-                    }
+            let place = if std::ptr::eq(*stage, *target) {
+                "the final stage".to_string()
+            } else {
+                match &stage.name {
+                    Some(name) => format!("stage `{name}`, which the final image is built on,"),
+                    None => format!("stage {}, which the final image is built on,", stage.index),
                 }
+            };
+            let system_packages = stage
+                .runs
+                .iter()
+                .flat_map(|run| package_installs(&run.commands))
+                .filter(|install| install.manager.is_system())
+                .flat_map(|install| install.packages)
+                .filter(|package| !package.is_location);
+            for package in system_packages {
+                let Some(pattern) = images.devel_package(&package.name) else {
+                    continue;
+                };
+                out.push(
+                    Diagnostic::at(
+                        &META,
+                        package.word.span,
+                        format!(
+                            "{place} installs `{}` ({}), but nothing in the final stage compiles",
+                            package.word.text, pattern.what
+                        ),
+                    )
+                    .with_help(
+                        "install development packages in a build stage and COPY its output; the final image needs only the runtime libraries (`cuda-libraries-X-Y` or a `-runtime-` base)",
+                    )
+                    .with_note(format!("package facts: {}", pattern.source)),
+                );
             }
         }
     }

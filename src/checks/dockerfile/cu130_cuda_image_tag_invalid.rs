@@ -3,10 +3,11 @@
 //! OS or variant never published for that CUDA version, a malformed tag).
 //! The pull fails, so the build fails.
 
-use crate::checks::dockerfile::cuda_stages::source_text;
+use crate::checks::dockerfile::cuda_stages::pulled_images;
+use crate::checks::dockerfile::support::span_text;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::dockerfile::model::{BaseImage, DependencyTarget, ImageRef};
+use crate::dockerfile::model::ImageRef;
 use crate::knowledge::images::{ImageKnowledge, ReleaseStatus, TagProblem};
 use crate::source::Span;
 
@@ -28,20 +29,8 @@ impl DockerfileRule for CudaImageTagInvalid {
     }
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
-        for stage in &ctx.model.stages {
-            // A FROM that uses a variable without a value is a template, not
-            // a reference to check.
-            if !stage.undefined_args.is_empty() {
-                continue;
-            }
-            if let BaseImage::Image(image) = &stage.base {
-                report(ctx, image, stage.base_span, out);
-            }
-            for dependency in &stage.dependencies {
-                if let DependencyTarget::Image(image) = &dependency.target {
-                    report(ctx, image, dependency.span, out);
-                }
-            }
+        for (image, span) in pulled_images(ctx) {
+            report(ctx, image, span, out);
         }
     }
 }
@@ -50,7 +39,18 @@ fn report(ctx: &DockerfileContext<'_>, image: &ImageRef, span: Span, out: &mut V
     let images = &ctx.knowledge.images;
     // An ARG that expanded to nothing leaves an empty tag: the ARG is the
     // problem (CU004's business), not the image.
-    if source_text(ctx, span).contains('$') && image.tag.as_deref().map_or(true, str::is_empty) {
+    let from_args = span_text(ctx, span).contains('$');
+    if from_args && image.tag.as_deref().map_or(true, str::is_empty) {
+        return;
+    }
+    // `ARG CUDA_VER=notset`: a default with no digit where the version goes
+    // is a placeholder the build must override, not a tag anyone pulls.
+    let placeholder = image
+        .tag
+        .as_deref()
+        .and_then(|tag| tag.split('-').next())
+        .is_some_and(|version| !version.bytes().any(|b| b.is_ascii_digit()));
+    if from_args && placeholder {
         return;
     }
     for problem in images.validate_tag(image) {

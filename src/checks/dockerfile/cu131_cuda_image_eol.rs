@@ -2,9 +2,10 @@
 //! more rebuilds or security fixes, tags deleted after six months) or its
 //! tags were already deleted (the pull fails).
 
+use crate::checks::dockerfile::cuda_stages::pulled_images;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::dockerfile::model::{BaseImage, DependencyTarget, ImageRef};
+use crate::dockerfile::model::ImageRef;
 use crate::knowledge::images::{parse_cuda_tag, EolBasis, EolInfo, ReleaseStatus};
 use crate::source::Span;
 
@@ -26,18 +27,8 @@ impl DockerfileRule for CudaImageEol {
     }
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
-        for stage in &ctx.model.stages {
-            if !stage.undefined_args.is_empty() {
-                continue;
-            }
-            if let BaseImage::Image(image) = &stage.base {
-                report(ctx, image, stage.base_span, out);
-            }
-            for dependency in &stage.dependencies {
-                if let DependencyTarget::Image(image) = &dependency.target {
-                    report(ctx, image, dependency.span, out);
-                }
-            }
+        for (image, span) in pulled_images(ctx) {
+            report(ctx, image, span, out);
         }
     }
 }
@@ -81,7 +72,7 @@ fn message(image: &ImageRef, eol: &EolInfo) -> String {
             image.text, eol.version
         ),
         _ => format!(
-            "`{}`: CUDA {} images are end-of-life{why}: no more rebuilds or security fixes, and the tag will be deleted",
+            "`{}`: CUDA {} images are end-of-life{why}: no more rebuilds or security fixes, and the tag is due for deletion",
             image.text, eol.version
         ),
     }

@@ -1,62 +1,104 @@
-//! Helpers the base-image rules (CU101–CU103) share: the chain of stages
-//! whose filesystem ends up in the target image, whether a stage builds
-//! native code, and which packages an apt/dnf/yum command installs.
+//! What the base-image rules (CU101–CU103, CU130–CU131) ask of a build
+//! beyond the stage model: whether a stage builds native code (so it needs
+//! a devel image), and every image reference the build pulls.
 
 use crate::checks::DockerfileContext;
-use crate::dockerfile::ast::Word;
-use crate::dockerfile::model::{BaseImage, ShellCommand, Stage};
-use crate::knowledge::images::BuildSignals;
+use crate::dockerfile::model::{
+    BaseImage, DependencyKind, DependencyTarget, ImageRef, ShellCommand, Stage,
+};
+use crate::dockerfile::packages::{package_installs, PackageInstall, RequestedPackage};
+use crate::dockerfile::shell::command_start;
+use crate::knowledge::images::{glob_matches, BuildSignals};
+use crate::source::Span;
 
-/// The target stage, then the stages it is built `FROM`, nearest first.
-/// Empty when the target is unknown.
-pub fn target_chain<'m>(ctx: &DockerfileContext<'m>) -> Vec<&'m Stage> {
-    let model = ctx.model;
-    let mut chain = Vec::new();
-    let Some(mut current) = model.target.and_then(|t| model.stages.get(t)) else {
-        return chain;
-    };
-    // Parents are strictly earlier stages; the bound guards a malformed model.
-    for _ in 0..=model.stages.len() {
-        chain.push(current);
-        match current.base {
-            BaseImage::Stage(parent) if parent < current.index => match model.stages.get(parent) {
-                Some(stage) => current = stage,
-                None => break,
-            },
-            _ => break,
-        }
-    }
-    chain
-}
-
-/// The command's program name: the first word's file name, past `sudo`.
-pub fn program(command: &ShellCommand) -> Option<&str> {
-    let mut words = command.words.iter().map(|w| w.text.as_str());
-    let mut first = words.next()?;
-    if first == "sudo" {
-        first = words.find(|w| !w.starts_with('-'))?;
-    }
-    Some(first.rsplit('/').next().unwrap_or(first))
-}
-
-/// Whether `stage`'s own RUNs (or its environment) show it builds native
-/// code, which needs the compiler and headers of a devel image.
-pub fn builds_native_code(stage: &Stage, signals: &BuildSignals) -> bool {
-    if stage
-        .env
+/// Whether the shipped image needs the toolkit's compiler or headers: one
+/// of its stages builds native code, or a stage whose files it copies
+/// installs a package that compiles at run time (a DeepSpeed env built
+/// elsewhere still JIT-compiles its ops where it runs).
+pub fn shipped_image_compiles(
+    ctx: &DockerfileContext<'_>,
+    shipped: &[&Stage],
+    signals: &BuildSignals,
+) -> bool {
+    if shipped
         .iter()
-        .any(|(key, _)| signals.env.iter().any(|e| e == key))
+        .any(|stage| builds_native_code(stage, signals))
     {
         return true;
     }
-    stage
-        .runs
+    let model = ctx.model;
+    shipped
         .iter()
-        .flat_map(|run| &run.commands)
-        .any(|command| command_builds(command, signals))
+        .flat_map(|stage| &stage.dependencies)
+        .filter(|d| d.kind == DependencyKind::Copy)
+        .filter_map(|d| match d.target {
+            DependencyTarget::Stage(index) => Some(index),
+            _ => None,
+        })
+        .flat_map(|index| model.ancestry(index))
+        .filter_map(|index| model.stages.get(index))
+        .any(|stage| installs_runtime_compiler(stage, signals))
 }
 
-fn command_builds(command: &ShellCommand, signals: &BuildSignals) -> bool {
+fn installs_runtime_compiler(stage: &Stage, signals: &BuildSignals) -> bool {
+    stage.runs.iter().any(|run| {
+        package_installs(&run.commands)
+            .iter()
+            .any(|install| brings_runtime_compiler(install, signals))
+    })
+}
+
+/// A pip install of a run-time compiler, by name or as an extra
+/// (`accelerate[deepspeed]` pulls DeepSpeed).
+fn brings_runtime_compiler(install: &PackageInstall, signals: &BuildSignals) -> bool {
+    let is_compiler = |name: &str| {
+        signals
+            .runtime_compilers
+            .iter()
+            .any(|pattern| glob_matches(pattern, name))
+    };
+    install.manager.is_python()
+        && install
+            .packages
+            .iter()
+            .any(|p| is_compiler(&p.name) || extras(&p.word.text).any(is_compiler))
+}
+
+/// The extras of a requirement: `a, b` in `pkg[a,b]>=1`.
+fn extras(requirement: &str) -> impl Iterator<Item = &str> {
+    requirement
+        .split_once('[')
+        .and_then(|(_, rest)| rest.split_once(']'))
+        .map_or("", |(inside, _)| inside)
+        .split(',')
+        .map(str::trim)
+        .filter(|extra| !extra.is_empty())
+}
+
+/// Whether `stage`'s own RUNs (or its environment) show it builds native
+/// code, or installs a package that compiles at run time: either needs the
+/// compiler and headers of a devel image.
+pub fn builds_native_code(stage: &Stage, signals: &BuildSignals) -> bool {
+    let is_signal = |key: &String| signals.env.iter().any(|e| e == key);
+    if stage.env.iter().any(|(key, _)| is_signal(key)) {
+        return true;
+    }
+    stage.runs.iter().any(|run| {
+        let installs = package_installs(&run.commands);
+        let is_install = |index: usize| installs.iter().any(|i| i.command == index);
+        run.commands
+            .iter()
+            .enumerate()
+            .any(|(index, command)| command_builds(command, signals, is_install(index)))
+            || installs
+                .iter()
+                .any(|install| install_builds(install, signals))
+    })
+}
+
+/// `TORCH_CUDA_ARCH_LIST=… pip install` counts; a package install's words
+/// do not (`cuda-nvcc-12-8` names the compiler without running it).
+fn command_builds(command: &ShellCommand, signals: &BuildSignals, is_install: bool) -> bool {
     if command
         .assignments
         .iter()
@@ -64,130 +106,134 @@ fn command_builds(command: &ShellCommand, signals: &BuildSignals) -> bool {
     {
         return true;
     }
-    let texts: Vec<&str> = command.words.iter().map(|w| w.text.as_str()).collect();
-    if texts.iter().any(|t| {
+    if is_install {
+        return false;
+    }
+    let mention = |text: &str| {
         signals
             .text
             .iter()
-            .any(|needle| t.contains(needle.as_str()))
-    }) {
+            .any(|needle| text.contains(needle.as_str()))
+    };
+    if command.words.iter().any(|w| mention(&w.text)) {
         return true;
     }
-    let Some(name) = program(command) else {
+    let words = command
+        .words
+        .get(command_start(&command.words)..)
+        .unwrap_or_default();
+    let Some(program) = words.first().map(|w| basename(&w.text)) else {
         return false;
     };
-    if signals.commands.iter().any(|c| c == name) {
+    if signals.commands.iter().any(|c| c == program) {
         return true;
     }
-    let is_python = name.starts_with("python");
-    if is_python
-        && texts.iter().any(|t| {
+    if is_versioned(program, "python") {
+        // `python setup.py build_ext`, `python -m build`.
+        let script = words.iter().skip(1).any(|w| {
             signals
                 .python_scripts
                 .iter()
-                .any(|s| t.rsplit('/').next() == Some(s.as_str()))
-        })
-    {
-        return true;
+                .any(|s| basename(&w.text) == s)
+        });
+        let mut args = words.iter().skip(1).map(|w| w.text.as_str());
+        let module = args.any(|w| w == "-m")
+            && args
+                .next()
+                .is_some_and(|m| signals.python_modules.iter().any(|b| b == m));
+        if script || module {
+            return true;
+        }
     }
-    pip_install_args(command, name).is_some_and(|args| {
-        args.iter()
-            .any(|arg| pip_arg_builds_from_source(arg, signals))
-    })
-}
-
-/// The words after `install` of a `pip`/`pip3`/`python -m pip`/`uv pip` command.
-fn pip_install_args<'c>(command: &'c ShellCommand, name: &str) -> Option<Vec<&'c str>> {
-    let texts: Vec<&str> = command.words.iter().map(|w| w.text.as_str()).collect();
-    let pip_at = if name.starts_with("pip") {
-        texts
-            .iter()
-            .position(|t| t.rsplit('/').next() == Some(name))?
-    } else if name.starts_with("python") || name == "uv" {
-        texts.iter().position(|t| *t == "pip")?
-    } else {
-        return None;
-    };
-    let rest = texts.get(pip_at + 1..)?;
-    let install_at = rest.iter().position(|t| *t == "install")?;
-    Some(rest.get(install_at + 1..)?.to_vec())
-}
-
-fn pip_arg_builds_from_source(arg: &str, signals: &BuildSignals) -> bool {
-    if signals
-        .pip_source_flags
+    // `pip wheel .`, `python -m pip wheel .`: the subcommand after `pip`.
+    let mut after_pip = words
         .iter()
-        .any(|flag| arg == flag || arg.starts_with(&format!("{flag}=")))
-    {
-        return true;
+        .map(|w| w.text.as_str())
+        .skip_while(|w| !is_versioned(basename(w), "pip"))
+        .skip(1);
+    after_pip
+        .find(|w| !w.starts_with('-'))
+        .is_some_and(|sub| signals.pip_subcommands.iter().any(|s| s == sub))
+}
+
+/// `name`, or `name` followed by a version (`python3`, `pip3.11`).
+fn is_versioned(program: &str, name: &str) -> bool {
+    program
+        .strip_prefix(name)
+        .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
+}
+
+/// A system install of a build toolchain, or a pip install that builds
+/// from source or brings a run-time compiler.
+fn install_builds(install: &PackageInstall, signals: &BuildSignals) -> bool {
+    if install.manager.is_system() {
+        return install
+            .packages
+            .iter()
+            .any(|p| signals.system_packages.contains(&p.name));
     }
-    if arg.starts_with('-') {
+    pip_builds_from_source(install, signals) || brings_runtime_compiler(install, signals)
+}
+
+/// A pip/uv install that compiles: forced source builds, or a path, VCS
+/// URL, sdist, or a package known to ship no CUDA wheels.
+fn pip_builds_from_source(install: &PackageInstall, signals: &BuildSignals) -> bool {
+    if !install.manager.is_python() {
         return false;
     }
-    let is_path =
-        arg == "." || arg.starts_with("./") || arg.starts_with('/') || arg.starts_with("../");
-    if arg.starts_with("git+") || arg.ends_with(".tar.gz") || arg.ends_with(".zip") {
-        return true;
-    }
-    if is_path && !arg.ends_with(".whl") && !arg.ends_with(".txt") {
-        return true;
-    }
-    let name: String = arg
-        .chars()
-        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_' || *c == '.')
-        .collect();
+    // `-e PATH` needs no flag check: the model records PATH as a location
+    // package, and a path or VCS location builds.
     signals
-        .pip_source_packages
+        .pip_source_flags
         .iter()
-        .any(|p| p.eq_ignore_ascii_case(&name))
+        .any(|flag| install.has_option(flag))
+        || install.packages.iter().any(|p| package_builds(p, signals))
 }
 
-const INSTALLERS: &[&str] = &[
-    "apt-get", "apt", "aptitude", "dnf", "yum", "microdnf", "tdnf", "zypper",
-];
-/// Options of these installers that take the next word as their value.
-const OPTIONS_WITH_VALUE: &[&str] = &["-o", "-t", "--option", "--target-release", "-c", "--setopt"];
-
-/// The package words an apt/dnf/yum/zypper `install` command names.
-pub fn installed_packages(command: &ShellCommand) -> Vec<&Word> {
-    let Some(name) = program(command) else {
-        return Vec::new();
-    };
-    if !INSTALLERS.contains(&name) {
-        return Vec::new();
+fn package_builds(package: &RequestedPackage, signals: &BuildSignals) -> bool {
+    let text = package.word.text.as_str();
+    if package.is_location {
+        // `.[dev]`, `/src/pkg[cuda]`: the extras are not part of the path.
+        let text = text.split('[').next().unwrap_or(text);
+        let is_path = text == "."
+            || text.starts_with("./")
+            || text.starts_with('/')
+            || text.starts_with("../");
+        return text.starts_with("git+")
+            || text.ends_with(".tar.gz")
+            || text.ends_with(".zip")
+            || (is_path && !text.ends_with(".whl") && !text.ends_with(".txt"));
     }
-    let mut words = command.words.iter().skip_while(|w| {
-        let t = w.text.rsplit('/').next().unwrap_or(&w.text);
-        t != name
-    });
-    words.next();
-    let mut packages = Vec::new();
-    let mut installing = false;
-    let mut skip_value = false;
-    for word in words {
-        let text = word.text.as_str();
-        if skip_value {
-            skip_value = false;
-            continue;
+    text.ends_with(".zip")
+        || signals
+            .pip_source_packages
+            .iter()
+            .any(|p| p.eq_ignore_ascii_case(&package.name))
+}
+
+fn basename(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// Every image the build pulls, with the span that names it: FROM bases
+/// and `COPY --from`/`RUN --mount=from=` image references. Stages whose
+/// FROM uses an undeclared variable are templates and are left out.
+pub fn pulled_images<'m>(ctx: &DockerfileContext<'m>) -> Vec<(&'m ImageRef, Span)> {
+    let mut images = Vec::new();
+    for stage in ctx
+        .model
+        .stages
+        .iter()
+        .filter(|s| s.undefined_args.is_empty())
+    {
+        if let BaseImage::Image(image) = &stage.base {
+            images.push((image, stage.base_span));
         }
-        if text.starts_with('-') {
-            skip_value = OPTIONS_WITH_VALUE.contains(&text);
-            continue;
-        }
-        if !installing {
-            if matches!(text, "install" | "in") {
-                installing = true;
-                continue;
+        for dependency in &stage.dependencies {
+            if let DependencyTarget::Image(image) = &dependency.target {
+                images.push((image, dependency.span));
             }
-            // Another subcommand (`update`, `remove`…): nothing installed.
-            return Vec::new();
         }
-        packages.push(word);
     }
-    packages
-}
-
-/// The raw text of `span` in the file.
-pub fn source_text<'a>(ctx: &DockerfileContext<'a>, span: crate::source::Span) -> &'a str {
-    ctx.source.text.get(span.start..span.end).unwrap_or("")
+    images
 }

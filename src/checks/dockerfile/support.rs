@@ -7,6 +7,7 @@ use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::{BaseImage, BuildModel, ImageRef, ShellCommand, Stage};
 use crate::dockerfile::shell::command_start;
 use crate::knowledge::images::BaseImageFacts;
+use crate::source::Span;
 
 /// The image at the root of `stage`'s `FROM <stage>` chain, if it is an image.
 pub fn root_image<'m>(ctx: &DockerfileContext<'m>, stage: &'m Stage) -> Option<&'m ImageRef> {
@@ -77,4 +78,9 @@ pub fn rm_target(command: &ShellCommand, matches: impl Fn(&str) -> bool) -> Opti
         .iter()
         .filter(|w| !w.text.starts_with('-'))
         .find(|w| matches(&w.text))
+}
+
+/// The file text under `span` (empty if the span is out of range).
+pub fn span_text<'a>(ctx: &DockerfileContext<'a>, span: Span) -> &'a str {
+    ctx.source.text.get(span.start..span.end).unwrap_or("")
 }
