@@ -2,7 +2,7 @@
 //! (`lib64/stubs`, `targets/<arch>/lib/stubs`) is on the shipped image's
 //! loader path, so programs load the stub `libcuda.so` instead of the driver.
 
-use crate::checks::dockerfile::runtime_env::{self, LoaderRoute};
+use crate::checks::dockerfile::runtime_env;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 
@@ -27,12 +27,7 @@ impl DockerfileRule for StubsOnRuntimePath {
         let runtime = &ctx.knowledge.cupti.runtime;
         let error = runtime.error("stub");
         for found in runtime_env::loader_dirs(ctx, |dir| runtime.is_stub_dir(dir)) {
-            let how = match found.route {
-                LoaderRoute::Env => "is on LD_LIBRARY_PATH",
-                LoaderRoute::LdConfig => {
-                    "is registered with the dynamic loader (ld.so.conf/ldconfig)"
-                }
-            };
+            let how = found.route.phrase();
             let consequence = error.map_or_else(String::new, |e| {
                 format!(
                     ": every CUDA program then loads the stub libcuda.so and fails with error {} {} (\"{}\")",

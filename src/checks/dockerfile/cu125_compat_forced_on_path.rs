@@ -3,7 +3,7 @@
 //! hand, instead of letting the NVIDIA Container Toolkit enable it when the
 //! host driver is older.
 
-use crate::checks::dockerfile::runtime_env::{self, LoaderRoute};
+use crate::checks::dockerfile::runtime_env;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 
@@ -28,12 +28,7 @@ impl DockerfileRule for CompatForcedOnPath {
         let runtime = &ctx.knowledge.cupti.runtime;
         let error = runtime.error("compat");
         for found in runtime_env::loader_dirs(ctx, |dir| runtime.is_compat_dir(dir)) {
-            let how = match found.route {
-                LoaderRoute::Env => "is on LD_LIBRARY_PATH",
-                LoaderRoute::LdConfig => {
-                    "is registered with the dynamic loader (ld.so.conf/ldconfig)"
-                }
-            };
+            let how = found.route.phrase();
             let consequence = error.map_or_else(String::new, |e| {
                 format!(
                     ": its libcuda.so.1 then replaces the host driver's on every GPU, and GPUs without forward-compatibility support (GeForce, most workstation cards) fail with error {} {} (\"{}\")",

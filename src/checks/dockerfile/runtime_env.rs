@@ -166,6 +166,16 @@ pub enum LoaderRoute {
     LdConfig,
 }
 
+impl LoaderRoute {
+    /// How findings say it: "the directory … {phrase}".
+    pub fn phrase(self) -> &'static str {
+        match self {
+            LoaderRoute::Env => "is on LD_LIBRARY_PATH",
+            LoaderRoute::LdConfig => "is registered with the dynamic loader (ld.so.conf/ldconfig)",
+        }
+    }
+}
+
 /// A directory the shipped image's loader searches, and where that is set.
 #[derive(Clone, Debug)]
 pub struct LoaderDir {
