@@ -250,3 +250,34 @@ fn fixes_remove_their_findings_keep_the_file_valid_and_are_idempotent() {
 fn fixture_id(code: &str, path: &Path) -> String {
     format!("{code}__{}", path.file_stem().unwrap().to_string_lossy())
 }
+
+/// Two safe fixes must not add up to an unsafe one: once CU111 points
+/// `LD_LIBRARY_PATH` at `targets/x86_64-linux/lib`, where the devel base
+/// keeps libcupti, CU101's switch to a runtime base (which has no CUPTI)
+/// must stay unsafe in the next pass.
+#[test]
+fn safe_fixes_in_later_passes_keep_the_cupti_the_image_uses() {
+    let text = "\
+FROM --platform=linux/amd64 nvidia/cuda:12.8.1-cudnn-devel-ubuntu24.04
+RUN apt-get update && apt-get install -y --no-install-recommends python3-pip
+ENV LD_LIBRARY_PATH=/usr/local/cuda/extras/CUPTI/lib64
+CMD [\"python3\", \"-m\", \"http.server\"]
+";
+    let engine = Engine::new(Default::default());
+    let source = SourceFile::new("Dockerfile", text);
+    let safe = fix_source(&engine, &source, FixOptions::default());
+    assert!(
+        safe.text.contains("cudnn-devel-ubuntu24.04")
+            && safe
+                .text
+                .contains("LD_LIBRARY_PATH=/usr/local/cuda/targets/x86_64-linux/lib")
+            && safe.text.contains("&& rm -rf /var/lib/apt/lists/*"),
+        "{}",
+        safe.text
+    );
+    let cu101 = safe.remaining.iter().find(|f| f.code == "CU101");
+    assert_eq!(
+        cu101.and_then(|f| f.fix.as_ref()).map(|fix| fix.safety),
+        Some(FixSafety::Unsafe)
+    );
+}

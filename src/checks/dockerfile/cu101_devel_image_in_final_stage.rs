@@ -104,16 +104,20 @@ impl DockerfileRule for DevelImageInFinalStage {
     }
 }
 
-/// The shipped image puts a CUPTI directory on a loader path, or installs
-/// something that loads CUPTI (a profiler plugin): signs that it uses the
-/// CUPTI a devel base carries.
+/// The shipped image puts a CUPTI directory on a loader path (the old
+/// `extras/CUPTI/lib64` or `targets/<arch>/lib`, where CU111's fix points
+/// it), or installs something that loads CUPTI (a profiler plugin): signs
+/// that it uses the CUPTI a devel base carries.
 fn relies_on_base_cupti(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
     let cupti = &ctx.knowledge.cupti;
     let settings = runtime_env::settings(ctx, chain);
     let on_loader_path = cupti.runtime.loader_vars.iter().any(|var| {
         runtime_env::effective_path(&settings, var)
             .iter()
-            .any(|entry| cupti.library_path.mentions_cupti(entry.text))
+            .any(|entry| {
+                cupti.library_path.mentions_cupti(entry.text)
+                    || cupti.library_path.is_right_dir(entry.text)
+            })
     });
     on_loader_path
         || chain.iter().flat_map(|stage| &stage.runs).any(|step| {
