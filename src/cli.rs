@@ -308,11 +308,13 @@ fn fix(args: FixArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         if args.diff || !args.write {
             out.write_all(fix::unified_diff(&source.name, &source.text, &outcome.text).as_bytes())?;
         }
-        if args.write && outcome.applied > 0 {
+        if args.write {
             match &input {
+                // A pipe expects the whole file back, fixed or not.
                 Input::Stdin => out.write_all(outcome.text.as_bytes())?,
-                Input::Path(path) => std::fs::write(path, &outcome.text)
+                Input::Path(path) if outcome.applied > 0 => std::fs::write(path, &outcome.text)
                     .with_context(|| format!("cannot write {}", path.display()))?,
+                Input::Path(_) => {}
             }
         }
         let unfixed_note = if outcome.remaining.iter().any(|d| {

@@ -1,50 +1,10 @@
 //! The `cudalint` binary end to end: commands, flags over config, exit
 //! codes (0 clean, 1 findings at/above the threshold, 2 could not lint).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+#[path = "support/cli.rs"]
+mod cli_support;
 
-/// A fresh directory per test, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("cudalint-cli-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
-fn cudalint(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cudalint"))
-        .args(args)
-        .current_dir(dir)
-        .env_remove("NO_COLOR")
-        .output()
-        .unwrap()
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use cli_support::{cudalint, cudalint_stdin, json_codes, stderr, stdout, TempDir};
 
 /// A warning (CU004) and an info finding (CU003), nothing else.
 const WARNING_AND_INFO: &str = "\
@@ -63,32 +23,6 @@ RUN pip install mkdocs
 FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04
 RUN echo runtime
 ";
-
-fn json_codes(output: &Output) -> Vec<String> {
-    let value: serde_json::Value = serde_json::from_slice(&output.stdout)
-        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", stdout(output)));
-    let mut codes = Vec::new();
-    collect_codes(&value, &mut codes);
-    codes
-}
-
-/// Every `"code": "CU…"` anywhere in the JSON, in order.
-fn collect_codes(value: &serde_json::Value, codes: &mut Vec<String>) {
-    match value {
-        serde_json::Value::Object(map) => {
-            for (key, inner) in map {
-                match inner {
-                    serde_json::Value::String(code) if key == "code" && code.starts_with("CU") => {
-                        codes.push(code.clone())
-                    }
-                    _ => collect_codes(inner, codes),
-                }
-            }
-        }
-        serde_json::Value::Array(items) => items.iter().for_each(|i| collect_codes(i, codes)),
-        _ => {}
-    }
-}
 
 #[test]
 fn usage_errors_exit_2() {
@@ -151,21 +85,7 @@ fn exit_status_follows_the_failure_threshold() {
 #[test]
 fn lint_is_the_default_command_and_reads_stdin() {
     let dir = TempDir::new("stdin");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_cudalint"))
-        .args(["lint", "--format", "json", "-"])
-        .current_dir(&dir.0)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(WARNING_AND_INFO.as_bytes())
-        .unwrap();
-    let output = child.wait_with_output().unwrap();
+    let output = cudalint_stdin(&dir.0, &["lint", "--format", "json", "-"], WARNING_AND_INFO);
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(json_codes(&output), ["CU004", "CU003"]);
     assert!(stdout(&output).contains("<stdin>"));

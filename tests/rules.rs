@@ -7,65 +7,19 @@
 //! the exact wording. A fixture may start with
 //! `# cudalint-test: --build-arg K=V --target STAGE --driver VERSION`.
 
+#[path = "support/fixture.rs"]
+mod fixture;
+
 use std::collections::HashSet;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
 
 use cudalint::checks::dockerfile::RULES;
 use cudalint::checks::RuleMeta;
 use cudalint::diagnostic::Diagnostic;
-use cudalint::engine::{Engine, EngineOptions};
+use cudalint::engine::Engine;
 use cudalint::source::SourceFile;
 
-const OPTIONS_PREFIX: &str = "# cudalint-test:";
-
-fn fixtures_dir(code: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/dockerfile")
-        .join(code)
-}
-
-/// Engine options from a fixture's `# cudalint-test:` first line.
-fn fixture_options(text: &str) -> EngineOptions {
-    let mut options = EngineOptions::default();
-    let Some(line) = text
-        .lines()
-        .next()
-        .and_then(|l| l.strip_prefix(OPTIONS_PREFIX))
-    else {
-        return options;
-    };
-    let mut words = line.split_whitespace();
-    while let Some(flag) = words.next() {
-        let value = words
-            .next()
-            .unwrap_or_else(|| panic!("`{flag}` needs a value in `{line}`"))
-            .to_string();
-        match flag {
-            "--build-arg" => {
-                let (key, value) = value.split_once('=').expect("--build-arg K=V");
-                options
-                    .build
-                    .build_args
-                    .push((key.to_string(), value.to_string()));
-            }
-            "--target" => options.build.target = Some(value),
-            "--driver" => options.settings.target_driver = Some(value),
-            "--gpu" => options.settings.target_gpus.push(value),
-            other => panic!("unknown fixture option `{other}`"),
-        }
-    }
-    options
-}
-
-fn lint_fixture(path: &Path) -> (SourceFile, Vec<Diagnostic>) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let options = fixture_options(&text);
-    let name = path.file_name().unwrap().to_string_lossy().into_owned();
-    let source = SourceFile::new(name, text);
-    let findings = Engine::new(options).lint_source(&source);
-    (source, findings)
-}
+use fixture::{fixture_codes, fixture_options, fixtures, fixtures_dir, lint_fixture};
 
 /// Findings as stable text: `line:col CODE severity message`, then help,
 /// notes and the fix, indented.
@@ -90,21 +44,6 @@ fn findings_text(findings: &[Diagnostic]) -> String {
         }
     }
     text
-}
-
-fn fixtures(code: &str, prefix: &str) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(fixtures_dir(code)) else {
-        return Vec::new();
-    };
-    let mut paths: Vec<PathBuf> = entries
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| {
-            let name = path.file_name().unwrap().to_string_lossy();
-            name.starts_with(prefix) && name.ends_with(".Dockerfile")
-        })
-        .collect();
-    paths.sort();
-    paths
 }
 
 #[test]
@@ -153,9 +92,7 @@ fn every_rule_fires_on_its_fail_fixtures_and_not_on_its_pass_fixtures() {
 #[test]
 fn fixture_directories_belong_to_registered_rules() {
     let codes: HashSet<&str> = RULES.iter().map(|r| r.meta().code).collect();
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dockerfile");
-    for entry in std::fs::read_dir(root).unwrap() {
-        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+    for name in fixture_codes() {
         assert!(
             codes.contains(name.as_str()),
             "fixtures/dockerfile/{name} has no rule in RULES"

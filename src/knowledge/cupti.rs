@@ -289,6 +289,13 @@ impl LibraryPathFacts {
         format!("{prefix}{}", self.right_suffix.replace("{arch}", arch))
     }
 
+    /// Whether `entry` is a directory that holds libcupti with the apt
+    /// packages (`…/targets/<arch>/lib`, what [`Self::replacement`] gives).
+    pub fn is_right_dir(&self, entry: &str) -> bool {
+        let pattern = format!("*/{}", self.right_suffix.replace("{arch}", "*"));
+        glob_match(&pattern, normalize_path(entry))
+    }
+
     /// The CUDA version from which apt installs leave `wrong_dirs` empty.
     pub fn apt_empty_since(&self) -> Option<Version> {
         Version::parse(&self.apt_empty_since)

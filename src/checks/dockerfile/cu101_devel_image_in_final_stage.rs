@@ -3,10 +3,13 @@
 //! stage compiles nothing. A runtime base is several GiB smaller.
 
 use crate::checks::dockerfile::cuda_stages::shipped_image_compiles;
+use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{shipped_stages, span_text};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::model::{BaseImage, Stage};
+use crate::dockerfile::packages::{package_installs, PackageManager};
+use crate::knowledge::cupti::Manager;
 use crate::knowledge::images::{BaseImageFacts, Variant};
 use crate::source::Span;
 
@@ -86,12 +89,51 @@ impl DockerfileRule for DevelImageInFinalStage {
             }
         }
         if let (Some(tag), true) = (twin, std::ptr::eq(*target, *root)) {
-            if let Some(fix) = fix_to_runtime(ctx, root, image.tag.as_deref(), &tag) {
+            if let Some(mut fix) = fix_to_runtime(ctx, root, image.tag.as_deref(), &tag) {
+                // Runtime images have no CUPTI: an image that uses the devel
+                // base's copy would lose it (CU110 then fires).
+                if relies_on_base_cupti(ctx, &chain) {
+                    fix.safety = FixSafety::Unsafe;
+                    fix.description
+                        .push_str(" (the image uses CUPTI, which runtime images lack)");
+                }
                 diagnostic = diagnostic.with_fix(fix);
             }
         }
         out.push(diagnostic);
     }
+}
+
+/// The shipped image puts a CUPTI directory on a loader path (the old
+/// `extras/CUPTI/lib64` or `targets/<arch>/lib`, where CU111's fix points
+/// it), or installs something that loads CUPTI (a profiler plugin): signs
+/// that it uses the CUPTI a devel base carries.
+fn relies_on_base_cupti(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
+    let cupti = &ctx.knowledge.cupti;
+    let settings = runtime_env::settings(ctx, chain);
+    let on_loader_path = cupti.runtime.loader_vars.iter().any(|var| {
+        runtime_env::effective_path(&settings, var)
+            .iter()
+            .any(|entry| {
+                cupti.library_path.mentions_cupti(entry.text)
+                    || cupti.library_path.is_right_dir(entry.text)
+            })
+    });
+    on_loader_path
+        || chain.iter().flat_map(|stage| &stage.runs).any(|step| {
+            package_installs(&step.commands).iter().any(|install| {
+                let manager = match install.manager {
+                    PackageManager::Apt => Manager::Apt,
+                    PackageManager::Pip | PackageManager::Uv => Manager::Pip,
+                    m if m.is_conda() => Manager::Conda,
+                    _ => return false,
+                };
+                install
+                    .packages
+                    .iter()
+                    .any(|package| cupti.consumer(manager, &package.name, &[]).is_some())
+            })
+        })
 }
 
 /// `reference` with its tag replaced by `tag`.

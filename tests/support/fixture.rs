@@ -1,0 +1,103 @@
+//! Fixture files shared by the rule harness (`tests/rules.rs`) and the fix
+//! round trip (`tests/fixes.rs`): where they live, the options a fixture
+//! asks for in its `# cudalint-test:` first line, and linting one.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use cudalint::diagnostic::Diagnostic;
+use cudalint::engine::{Engine, EngineOptions};
+use cudalint::source::SourceFile;
+
+/// A fixture's first line may start with this, followed by flags.
+pub const OPTIONS_PREFIX: &str = "# cudalint-test:";
+
+/// `fixtures/dockerfile/<code>`.
+pub fn fixtures_dir(code: &str) -> PathBuf {
+    fixtures_root().join(code)
+}
+
+/// `fixtures/dockerfile`.
+pub fn fixtures_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/dockerfile")
+}
+
+/// Engine options from a fixture's `# cudalint-test:` first line:
+/// `--build-arg K=V --target STAGE --driver VERSION --gpu NAME`.
+pub fn fixture_options(text: &str) -> EngineOptions {
+    let mut options = EngineOptions::default();
+    let Some(line) = text
+        .lines()
+        .next()
+        .and_then(|l| l.strip_prefix(OPTIONS_PREFIX))
+    else {
+        return options;
+    };
+    let mut words = line.split_whitespace();
+    while let Some(flag) = words.next() {
+        let value = words
+            .next()
+            .unwrap_or_else(|| panic!("`{flag}` needs a value in `{line}`"))
+            .to_string();
+        match flag {
+            "--build-arg" => {
+                let (key, value) = value.split_once('=').expect("--build-arg K=V");
+                options
+                    .build
+                    .build_args
+                    .push((key.to_string(), value.to_string()));
+            }
+            "--target" => options.build.target = Some(value),
+            "--driver" => options.settings.target_driver = Some(value),
+            "--gpu" => options.settings.target_gpus.push(value),
+            other => panic!("unknown fixture option `{other}`"),
+        }
+    }
+    options
+}
+
+/// The engine a fixture asks for.
+pub fn fixture_engine(text: &str) -> Engine {
+    Engine::new(fixture_options(text))
+}
+
+/// A fixture read from disk, named by its file name.
+pub fn fixture_source(path: &Path) -> SourceFile {
+    let text = std::fs::read_to_string(path).unwrap();
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    SourceFile::new(name, text)
+}
+
+/// A fixture and its findings under the options it asks for.
+pub fn lint_fixture(path: &Path) -> (SourceFile, Vec<Diagnostic>) {
+    let source = fixture_source(path);
+    let findings = fixture_engine(&source.text).lint_source(&source);
+    (source, findings)
+}
+
+/// `fixtures/dockerfile/<code>/<prefix>*.Dockerfile`, sorted.
+pub fn fixtures(code: &str, prefix: &str) -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir(fixtures_dir(code)) else {
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| {
+            let name = path.file_name().unwrap().to_string_lossy();
+            name.starts_with(prefix) && name.ends_with(".Dockerfile")
+        })
+        .collect();
+    paths.sort();
+    paths
+}
+
+/// Every rule directory under `fixtures/dockerfile`, sorted.
+pub fn fixture_codes() -> Vec<String> {
+    let mut codes: Vec<String> = std::fs::read_dir(fixtures_root())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    codes.sort();
+    codes
+}
