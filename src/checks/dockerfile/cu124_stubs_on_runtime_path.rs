@@ -3,8 +3,11 @@
 //! loader path, so programs load the stub `libcuda.so` instead of the driver.
 
 use crate::checks::dockerfile::runtime_env;
+use crate::checks::dockerfile::support::{base_facts, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::ast::Command;
+use crate::dockerfile::packages::package_installs;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU124",
@@ -24,6 +27,9 @@ impl DockerfileRule for StubsOnRuntimePath {
     }
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+        if !image_may_have_stubs(ctx) {
+            return;
+        }
         let runtime = &ctx.knowledge.cupti.runtime;
         let error = runtime.error("stub");
         for found in runtime_env::loader_dirs(ctx, |dir| runtime.is_stub_dir(dir)) {
@@ -49,4 +55,46 @@ impl DockerfileRule for StubsOnRuntimePath {
             out.push(finding);
         }
     }
+}
+
+/// Whether the shipped image can hold a stub directory at all. Stubs come
+/// with CUDA development packages (devel images; `cuda-driver-dev-X-Y`,
+/// pulled in by `cuda-cudart-dev-X-Y`), so a known base/runtime image that
+/// installs none of them and copies nothing into the toolkit has none, and
+/// a stale `…/stubs` entry on its path is dead but harmless. Unknown bases
+/// might have them.
+fn image_may_have_stubs(ctx: &DockerfileContext<'_>) -> bool {
+    let chain = shipped_stages(ctx.model);
+    let Some(root) = chain.first() else {
+        return true;
+    };
+    let Some(facts) = base_facts(ctx, root) else {
+        return true;
+    };
+    if facts.has_compiler || facts.is_unknown("has_compiler") {
+        return true;
+    }
+    let images = &ctx.knowledge.images;
+    chain.iter().any(|stage| {
+        let installs_devel = stage
+            .runs
+            .iter()
+            .flat_map(|run| package_installs(&run.commands))
+            .flat_map(|install| install.packages)
+            .any(|package| !package.is_location && images.devel_package(&package.name).is_some());
+        let copies_toolkit = ctx
+            .dockerfile
+            .instructions
+            .get(stage.instructions.clone())
+            .unwrap_or_default()
+            .iter()
+            .any(|instruction| match &instruction.command {
+                Command::Copy(copy) | Command::Add(copy) => {
+                    copy.dest.text.starts_with("/usr/local/cuda")
+                        || copy.dest.text.trim_end_matches('/') == "/usr/local"
+                }
+                _ => false,
+            });
+        installs_devel || copies_toolkit
+    })
 }
