@@ -154,7 +154,7 @@ impl Engine {
     /// so the finding can still be shown.
     pub fn lint_bytes(&self, name: String, bytes: &[u8]) -> Linted {
         let source = SourceFile::new(name, String::from_utf8_lossy(bytes).into_owned());
-        let diagnostics = self.lint_parsed(&source, crate::dockerfile::parse_bytes(bytes));
+        let diagnostics = self.lint_parsed(&source, crate::dockerfile::parse_syntax_bytes(bytes));
         Linted {
             source,
             diagnostics,
@@ -164,13 +164,20 @@ impl Engine {
     /// Lint a Dockerfile's text; findings come back final: suppressed,
     /// re-graded, located and sorted.
     pub fn lint_source(&self, source: &SourceFile) -> Vec<Diagnostic> {
-        self.lint_parsed(source, crate::dockerfile::parse(&source.text))
+        self.lint_parsed(source, crate::dockerfile::parse_syntax(&source.text))
     }
 
+    /// A file BuildKit's parser rejects is one CU001 and nothing else: there
+    /// is no tree to check. An instruction BuildKit's instruction checks
+    /// reject (`COPY` with one argument, an unknown flag, a bad `--mount`)
+    /// is a CU001 of its own, and the rules still check the whole file: the
+    /// parser keeps such an instruction typed as far as it goes (a `COPY`
+    /// without destination has no sources, a bad flag is left out, a bad
+    /// mount is dropped), so no rule reads more into it than is written.
     fn lint_parsed(
         &self,
         source: &SourceFile,
-        parsed: Result<Dockerfile, ParseError>,
+        parsed: Result<(Dockerfile, Vec<ParseError>), ParseError>,
     ) -> Vec<Diagnostic> {
         let mut raw = Vec::new();
         let suppressions = match parsed {
@@ -181,7 +188,13 @@ impl Engine {
                 );
                 Suppressions::default()
             }
-            Ok(dockerfile) => {
+            Ok((dockerfile, instruction_errors)) => {
+                for error in instruction_errors {
+                    raw.push(
+                        Diagnostic::at(&cu001::META, clamp(error.span, source), error.message)
+                            .with_help("BuildKit rejects this instruction; the rest of the file is still checked"),
+                    );
+                }
                 let model = crate::dockerfile::build_model(&dockerfile, &self.options.build);
                 let ctx = DockerfileContext {
                     source,
