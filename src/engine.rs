@@ -76,7 +76,14 @@ pub enum InputError {
     },
     #[error("cannot read standard input")]
     Stdin(#[source] std::io::Error),
+    #[error("cannot lint {name}: it is larger than {} MiB, the most cudalint reads", MAX_INPUT_BYTES >> 20)]
+    TooLarge { name: String },
 }
+
+/// The largest input read. Real Dockerfiles are kilobytes; the cap keeps
+/// `/dev/zero`, a runaway pipe or a misnamed disk image from exhausting
+/// memory, and bounds the work on the rest.
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 
 /// The findings for one input, and its text (for snippets and fixes).
 #[derive(Clone, Debug)]
@@ -306,28 +313,38 @@ fn clamp(span: Span, source: &SourceFile) -> Span {
 }
 
 /// The bytes of `input`.
+/// The bytes of `input`, at most [`MAX_INPUT_BYTES`] of them.
 pub fn read_bytes(input: &Input) -> Result<Vec<u8>, InputError> {
     match input {
-        Input::Stdin => {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut bytes)
-                .map_err(InputError::Stdin)?;
-            Ok(bytes)
+        Input::Stdin => read_bounded(std::io::stdin().lock(), input, InputError::Stdin),
+        Input::Path(path) => {
+            if path.is_dir() {
+                return Err(InputError::Directory { path: path.clone() });
+            }
+            let read_error = |source| InputError::Read {
+                path: path.clone(),
+                source,
+            };
+            let file = std::fs::File::open(path).map_err(read_error)?;
+            read_bounded(file, input, read_error)
         }
-        Input::Path(path) => read_file(path),
     }
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {
-    if path.is_dir() {
-        return Err(InputError::Directory {
-            path: path.to_path_buf(),
-        });
+/// Read to the end, refusing more than [`MAX_INPUT_BYTES`] without reading
+/// (or waiting for) the rest.
+fn read_bounded(
+    reader: impl Read,
+    input: &Input,
+    io_error: impl FnOnce(std::io::Error) -> InputError,
+) -> Result<Vec<u8>, InputError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_error)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(InputError::TooLarge { name: input.name() });
     }
-    std::fs::read(path).map_err(|source| InputError::Read {
-        path: path.to_path_buf(),
-        source,
-    })
+    Ok(bytes)
 }
