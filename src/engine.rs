@@ -76,7 +76,14 @@ pub enum InputError {
     },
     #[error("cannot read standard input")]
     Stdin(#[source] std::io::Error),
+    #[error("cannot lint {name}: it is larger than {} MiB, the most cudalint reads", MAX_INPUT_BYTES >> 20)]
+    TooLarge { name: String },
 }
+
+/// The largest input read. Real Dockerfiles are kilobytes; the cap keeps
+/// `/dev/zero`, a runaway pipe or a misnamed disk image from exhausting
+/// memory, and bounds the work on the rest.
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
 
 /// The findings for one input, and its text (for snippets and fixes).
 #[derive(Clone, Debug)]
@@ -154,7 +161,7 @@ impl Engine {
     /// so the finding can still be shown.
     pub fn lint_bytes(&self, name: String, bytes: &[u8]) -> Linted {
         let source = SourceFile::new(name, String::from_utf8_lossy(bytes).into_owned());
-        let diagnostics = self.lint_parsed(&source, crate::dockerfile::parse_bytes(bytes));
+        let diagnostics = self.lint_parsed(&source, crate::dockerfile::parse_syntax_bytes(bytes));
         Linted {
             source,
             diagnostics,
@@ -164,13 +171,20 @@ impl Engine {
     /// Lint a Dockerfile's text; findings come back final: suppressed,
     /// re-graded, located and sorted.
     pub fn lint_source(&self, source: &SourceFile) -> Vec<Diagnostic> {
-        self.lint_parsed(source, crate::dockerfile::parse(&source.text))
+        self.lint_parsed(source, crate::dockerfile::parse_syntax(&source.text))
     }
 
+    /// A file BuildKit's parser rejects is one CU001 and nothing else: there
+    /// is no tree to check. An instruction BuildKit's instruction checks
+    /// reject (`COPY` with one argument, an unknown flag, a bad `--mount`)
+    /// is a CU001 of its own, and the rules still check the whole file: the
+    /// parser keeps such an instruction typed as far as it goes (a `COPY`
+    /// without destination has no sources, a bad flag is left out, a bad
+    /// mount is dropped), so no rule reads more into it than is written.
     fn lint_parsed(
         &self,
         source: &SourceFile,
-        parsed: Result<Dockerfile, ParseError>,
+        parsed: Result<(Dockerfile, Vec<ParseError>), ParseError>,
     ) -> Vec<Diagnostic> {
         let mut raw = Vec::new();
         let suppressions = match parsed {
@@ -181,7 +195,13 @@ impl Engine {
                 );
                 Suppressions::default()
             }
-            Ok(dockerfile) => {
+            Ok((dockerfile, instruction_errors)) => {
+                for error in instruction_errors {
+                    raw.push(
+                        Diagnostic::at(&cu001::META, clamp(error.span, source), error.message)
+                            .with_help("BuildKit rejects this instruction; the rest of the file is still checked"),
+                    );
+                }
                 let model = crate::dockerfile::build_model(&dockerfile, &self.options.build);
                 let ctx = DockerfileContext {
                     source,
@@ -293,28 +313,38 @@ fn clamp(span: Span, source: &SourceFile) -> Span {
 }
 
 /// The bytes of `input`.
+/// The bytes of `input`, at most [`MAX_INPUT_BYTES`] of them.
 pub fn read_bytes(input: &Input) -> Result<Vec<u8>, InputError> {
     match input {
-        Input::Stdin => {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut bytes)
-                .map_err(InputError::Stdin)?;
-            Ok(bytes)
+        Input::Stdin => read_bounded(std::io::stdin().lock(), input, InputError::Stdin),
+        Input::Path(path) => {
+            if path.is_dir() {
+                return Err(InputError::Directory { path: path.clone() });
+            }
+            let read_error = |source| InputError::Read {
+                path: path.clone(),
+                source,
+            };
+            let file = std::fs::File::open(path).map_err(read_error)?;
+            read_bounded(file, input, read_error)
         }
-        Input::Path(path) => read_file(path),
     }
 }
 
-fn read_file(path: &Path) -> Result<Vec<u8>, InputError> {
-    if path.is_dir() {
-        return Err(InputError::Directory {
-            path: path.to_path_buf(),
-        });
+/// Read to the end, refusing more than [`MAX_INPUT_BYTES`] without reading
+/// (or waiting for) the rest.
+fn read_bounded(
+    reader: impl Read,
+    input: &Input,
+    io_error: impl FnOnce(std::io::Error) -> InputError,
+) -> Result<Vec<u8>, InputError> {
+    let mut bytes = Vec::new();
+    reader
+        .take(MAX_INPUT_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(io_error)?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(InputError::TooLarge { name: input.name() });
     }
-    std::fs::read(path).map_err(|source| InputError::Read {
-        path: path.to_path_buf(),
-        source,
-    })
+    Ok(bytes)
 }

@@ -287,3 +287,59 @@ fn invalid_utf8_is_a_syntax_error_at_the_bad_byte() {
     );
     assert!(linted.diagnostics[0].message.contains("byte 27"));
 }
+
+#[test]
+fn an_instruction_error_is_reported_and_the_rules_still_check_the_file() {
+    let engine = Engine::new(EngineOptions::default());
+    let findings = lint(
+        &engine,
+        "FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04\n\
+         COPY app.py\n\
+         RUN apt-get update && apt-get install -y --no-install-recommends python3-pip\n",
+    );
+    let located: Vec<(&str, usize)> = findings
+        .iter()
+        .map(|f| (f.code, f.start().unwrap().line))
+        .collect();
+    assert!(located.contains(&("CU001", 2)), "{located:?}");
+    assert!(located.contains(&("CU104", 3)), "{located:?}");
+}
+
+#[test]
+fn each_bad_instruction_is_its_own_syntax_error() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/dockerfile/CU001/fail_two_bad_instructions.Dockerfile"
+    );
+    let engine = Engine::new(EngineOptions::default());
+    let linted = engine.lint_input(&Input::from_arg(path)).unwrap();
+    let lines: Vec<usize> = linted
+        .diagnostics
+        .iter()
+        .filter(|f| f.code == "CU001")
+        .map(|f| f.start().unwrap().line)
+        .collect();
+    assert_eq!(lines, [3, 8]);
+}
+
+#[test]
+fn a_bad_flag_does_not_hide_the_stage_a_later_flag_copies_from() {
+    let engine = Engine::new(EngineOptions::default());
+    let findings = lint(
+        &engine,
+        "FROM ubuntu:22.04 AS build\nRUN make\n\
+         FROM ubuntu:22.04\nCOPY --chmod=755 --bogus --from=build /out /out\n",
+    );
+    assert_eq!(codes(&findings), ["CU001"], "{findings:?}");
+}
+
+#[test]
+fn a_structural_error_is_the_only_finding() {
+    let engine = Engine::new(EngineOptions::default());
+    let findings = lint(
+        &engine,
+        "FROM nvidia/cuda:12.8.1-devel-ubuntu22.04\nRUN <<EOF\napt-get install -y gcc\n",
+    );
+    assert_eq!(codes(&findings), ["CU001"]);
+    assert!(findings[0].message.contains("unterminated heredoc"));
+}

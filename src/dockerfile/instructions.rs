@@ -97,12 +97,14 @@ impl<'i> Typer<'i> {
         let mut used: Vec<(&'static str, &'i Flag)> = Vec::new();
         for flag in &self.inst.flags {
             let Some(&(name, kind)) = specs.iter().find(|(n, _)| *n == flag.name) else {
+                // BuildKit stops at the first bad flag; the typed view goes
+                // on, so that a later `--from` still links its stage.
                 self.fail(format!("unknown flag: --{}", flag.name), flag.span);
-                break;
+                continue;
             };
             if kind != Kind::Strs && used.iter().any(|(n, _)| *n == name) {
                 self.fail(format!("duplicate flag specified: --{name}"), flag.span);
-                break;
+                continue;
             }
             let problem = match (kind, flag.value.as_deref()) {
                 (Kind::Bool, Some("")) | (Kind::Str | Kind::Strs, None) => {
@@ -119,7 +121,7 @@ impl<'i> Typer<'i> {
             };
             if let Some(message) = problem {
                 self.fail(message, flag.span);
-                break;
+                continue;
             }
             used.push((name, flag));
         }

@@ -20,5 +20,5 @@ pub mod stages;
 mod words;
 
 pub use dump::dump;
-pub use parser::{parse, parse_bytes, parse_syntax};
+pub use parser::{parse, parse_bytes, parse_syntax, parse_syntax_bytes};
 pub use stages::build_model;

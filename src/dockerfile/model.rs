@@ -24,6 +24,19 @@ pub struct BuildModel {
     /// Index of the stage the build produces (`--target`, else the last).
     /// `None` when there is no stage or `--target` names no stage.
     pub target: Option<usize>,
+    /// Where the model stopped following the file because a hostile or
+    /// pathological shape exceeded its work budget (see `stages.rs`); what
+    /// rules see there is incomplete. Empty for any ordinary file.
+    pub limits_hit: Vec<ModelLimit>,
+}
+
+/// One place where the model gave up part of its work to stay linear.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelLimit {
+    /// The instruction (or its FROM) where the budget ran out.
+    pub span: Span,
+    /// What was left out, for the user.
+    pub message: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,6 +62,10 @@ pub struct Stage {
     /// Where the image word is in the file.
     pub base_span: Span,
     pub base: BaseImage,
+    /// The first stage of this stage's `FROM <stage>` chain (its own index
+    /// when it is built on an image, `scratch` or something unresolved), so
+    /// that finding a stage's root image is not a walk per stage.
+    pub root: usize,
     /// `${VAR}` names in FROM (image or `--platform`) that no global ARG declares.
     pub undefined_args: Vec<String>,
     pub platform: Option<String>,

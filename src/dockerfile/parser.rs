@@ -36,6 +36,18 @@ pub fn parse(text: &str) -> Result<Dockerfile, ParseError> {
 /// Parse raw bytes: a UTF-8 byte-order mark is allowed, invalid UTF-8 and
 /// NUL bytes (binary files) are located errors.
 pub fn parse_bytes(bytes: &[u8]) -> Result<Dockerfile, ParseError> {
+    parse(decode(bytes)?)
+}
+
+/// [`parse_syntax`] on raw bytes, with [`parse_bytes`]' checks of the
+/// encoding: the tolerant entry point for a linter, which reports every
+/// instruction error and still checks the rest of the file.
+pub fn parse_syntax_bytes(bytes: &[u8]) -> Result<(Dockerfile, Vec<ParseError>), ParseError> {
+    parse_syntax(decode(bytes)?)
+}
+
+/// The text of a Dockerfile's bytes, or where they stop being text.
+fn decode(bytes: &[u8]) -> Result<&str, ParseError> {
     let nul = bytes.iter().position(|&b| b == 0);
     let text = match std::str::from_utf8(bytes) {
         Ok(text) => text,
@@ -54,7 +66,7 @@ pub fn parse_bytes(bytes: &[u8]) -> Result<Dockerfile, ParseError> {
     if let Some(at) = nul {
         return Err(binary_error(at));
     }
-    parse(text)
+    Ok(text)
 }
 
 fn binary_error(at: usize) -> ParseError {

@@ -2,12 +2,23 @@
 //! `dockerfile2llb` sees the build: global ARGs with `--build-arg`
 //! overrides, stages and their bases after expansion, the dependency graph,
 //! per-stage ENV, and RUN scripts split into commands.
+//!
+//! The work is linear in the file on any shape: stage names are looked up
+//! in a map, and two model-wide budgets bound what a hostile file could
+//! multiply — the bytes of ENV copied into stages (a chain of N stages that
+//! each inherit and add an ENV would otherwise store O(N²) entries), and the
+//! bytes of ARG/ENV values substituted (`ENV B=$A$A` repeated would
+//! otherwise store 64 KiB per line). Where a budget runs out, the model
+//! says so in [`BuildModel::limits_hit`] and carries on with less.
+
+use std::cell::Cell;
+use std::collections::HashMap;
 
 use crate::dockerfile::ast::{ArgDecl, Command, CopyCommand, Dockerfile, FromCommand, Instruction};
-use crate::dockerfile::expand::{expand_vars, expand_word, Layered, VarScope, Vars};
+use crate::dockerfile::expand::{expand_vars, expand_word, Layered, VarScope, VarValue, Vars};
 use crate::dockerfile::model::{
-    BaseImage, BuildModel, BuildOptions, DependencyKind, DependencyTarget, ImageRef, ResolvedArg,
-    RunStep, Stage, StageDependency,
+    BaseImage, BuildModel, BuildOptions, DependencyKind, DependencyTarget, ImageRef, ModelLimit,
+    ResolvedArg, RunStep, Stage, StageDependency,
 };
 use crate::dockerfile::shell::split_run;
 use crate::source::Span;
@@ -30,9 +41,107 @@ pub const AUTOMATIC_PLATFORM_ARGS: [&str; 11] = [
     "TARGETSTAGE",
 ];
 
+/// Bytes of ENV the model may store across all stages, inherited copies
+/// included. Real files stay far below it (a hundred stages with a hundred
+/// variables each is under 2 MiB); a 50 MB file of chained stages would need
+/// terabytes without it.
+pub const ENV_BUDGET_BYTES: usize = 64 << 20;
+/// What one stored ENV entry costs besides its text (two `String`s and the
+/// scope's index), so that empty values still count.
+const ENV_ENTRY_COST: usize = 64;
+/// Bytes of ARG/ENV values the model may substitute in all. Each expansion
+/// is capped by the `expand` module; this caps their sum.
+pub const SUBSTITUTION_BUDGET_BYTES: usize = 64 << 20;
+
+/// The model-wide work budgets, and where they ran out.
+struct Budget {
+    env_left: usize,
+    substitution_left: Cell<usize>,
+    substitution_exhausted: Cell<bool>,
+    substitution_reported: bool,
+    inheritance_reported: bool,
+    limits: Vec<ModelLimit>,
+}
+
+impl Budget {
+    fn new() -> Self {
+        Budget {
+            env_left: ENV_BUDGET_BYTES,
+            substitution_left: Cell::new(SUBSTITUTION_BUDGET_BYTES),
+            substitution_exhausted: Cell::new(false),
+            substitution_reported: false,
+            inheritance_reported: false,
+            limits: Vec::new(),
+        }
+    }
+
+    /// `vars`, with every known value it hands out charged to the budget.
+    fn charge<'a>(&'a self, vars: &'a dyn Vars) -> Budgeted<'a> {
+        Budgeted { vars, budget: self }
+    }
+
+    /// Record, once, that substitution stopped at `span`.
+    fn note_substitution(&mut self, span: Span) {
+        if self.substitution_exhausted.get() && !self.substitution_reported {
+            self.substitution_reported = true;
+            self.limits.push(ModelLimit {
+                span,
+                message: format!(
+                    "variable substitution stops here: the file substitutes more than {} MiB of \
+                     ARG/ENV values in all, so later references are kept as written",
+                    SUBSTITUTION_BUDGET_BYTES >> 20
+                ),
+            });
+        }
+    }
+
+    /// Take `cost` bytes of ENV storage; false when the budget cannot.
+    fn take_env(&mut self, cost: usize) -> bool {
+        match self.env_left.checked_sub(cost) {
+            Some(left) => {
+                self.env_left = left;
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+/// A [`Vars`] that charges each known value it returns to the model's
+/// substitution budget and, once that is spent, reports values as unknown:
+/// the expansion is then unresolved and keeps the reference as written.
+struct Budgeted<'a> {
+    vars: &'a dyn Vars,
+    budget: &'a Budget,
+}
+
+impl Vars for Budgeted<'_> {
+    fn get(&self, name: &str) -> Option<VarValue<'_>> {
+        let value = self.vars.get(name)?;
+        if let VarValue::Known(text) = value {
+            let left = &self.budget.substitution_left;
+            match left.get().checked_sub(text.len()) {
+                Some(rest) => left.set(rest),
+                None => {
+                    self.budget.substitution_exhausted.set(true);
+                    return Some(VarValue::Unknown);
+                }
+            }
+        }
+        Some(value)
+    }
+}
+
+fn env_cost(env: &[(String, String)]) -> usize {
+    env.iter()
+        .map(|(k, v)| k.len() + v.len() + ENV_ENTRY_COST)
+        .fold(0, usize::saturating_add)
+}
+
 /// Model the stages of `dockerfile` for a build with `options`.
 pub fn build_model(dockerfile: &Dockerfile, options: &BuildOptions) -> BuildModel {
     let escape = dockerfile.escape;
+    let mut budget = Budget::new();
     let build_arg = |name: &str| -> Option<&str> {
         options
             .build_args
@@ -59,10 +168,11 @@ pub fn build_model(dockerfile: &Dockerfile, options: &BuildOptions) -> BuildMode
                 let value = match build_arg(&decl.name) {
                     Some(v) => Some(v.to_string()),
                     None => decl.default.as_deref().and_then(|default| {
-                        let e = expand_vars(default, &global_scope, escape);
+                        let e = expand_vars(default, &budget.charge(&global_scope), escape);
                         (!e.unresolved).then_some(e.text)
                     }),
                 };
+                budget.note_substitution(decl.span);
                 global_scope.set(&decl.name, value.clone());
                 global_args.push(ResolvedArg {
                     name: decl.name.clone(),
@@ -91,6 +201,13 @@ pub fn build_model(dockerfile: &Dockerfile, options: &BuildOptions) -> BuildMode
             },
         )
         .collect();
+    // The first stage of each name wins, as `position` over `names` would.
+    let mut name_index: HashMap<&str, usize> = HashMap::new();
+    for (index, name) in names.iter().enumerate() {
+        if let Some(name) = name {
+            name_index.entry(name.as_str()).or_insert(index);
+        }
+    }
 
     let mut stages: Vec<Stage> = Vec::with_capacity(from_indexes.len());
     for (index, &from_at) in from_indexes.iter().enumerate() {
@@ -107,9 +224,10 @@ pub fn build_model(dockerfile: &Dockerfile, options: &BuildOptions) -> BuildMode
             options,
             global_scope: &global_scope,
             names: &names,
+            name_index: &name_index,
             stage_count: from_indexes.len(),
         };
-        let stage = context.stage(index, from_at..end, from, &stages);
+        let stage = context.stage(index, from_at..end, from, &stages, &mut budget);
         stages.push(stage);
     }
 
@@ -126,6 +244,7 @@ pub fn build_model(dockerfile: &Dockerfile, options: &BuildOptions) -> BuildMode
         global_args,
         stages,
         target,
+        limits_hit: budget.limits,
     }
 }
 
@@ -136,6 +255,8 @@ struct StageContext<'a> {
     global_scope: &'a VarScope,
     /// Lower-cased stage names, by stage index.
     names: &'a [Option<String>],
+    /// Lower-cased stage name to the first stage of that name.
+    name_index: &'a HashMap<&'a str, usize>,
     stage_count: usize,
 }
 
@@ -150,10 +271,7 @@ impl StageContext<'_> {
     }
 
     fn stage_named(&self, name: &str) -> Option<usize> {
-        let lower = name.to_lowercase();
-        self.names
-            .iter()
-            .position(|n| n.as_deref() == Some(lower.as_str()))
+        self.name_index.get(name.to_lowercase().as_str()).copied()
     }
 
     fn stage(
@@ -162,13 +280,21 @@ impl StageContext<'_> {
         instructions: std::ops::Range<usize>,
         from: &FromCommand,
         earlier: &[Stage],
+        budget: &mut Budget,
     ) -> Stage {
         let escape = self.dockerfile.escape;
-        let image = expand_word(&from.image.text, self.global_scope, escape);
+        let from_span = self
+            .dockerfile
+            .instructions
+            .get(instructions.start)
+            .map_or(from.image.span, |i| i.span);
+        let global = budget.charge(self.global_scope);
+        let image = expand_word(&from.image.text, &global, escape);
         let platform = from
             .platform
             .as_deref()
-            .map(|p| expand_word(p, self.global_scope, escape));
+            .map(|p| expand_word(p, &global, escape));
+        budget.note_substitution(from_span);
         let mut undefined_args: Vec<String> = Vec::new();
         for name in image
             .unset
@@ -201,13 +327,26 @@ impl StageContext<'_> {
         };
 
         // ENV is inherited from a parent stage; ARGs never are.
-        let mut env = match base {
-            BaseImage::Stage(parent) => earlier
-                .get(parent)
-                .map(|p| scope_of(&p.env))
-                .unwrap_or_default(),
-            _ => VarScope::new(),
-        };
+        let mut env = VarScope::new();
+        if let BaseImage::Stage(parent) = base {
+            if let Some(p) = earlier.get(parent) {
+                if budget.take_env(env_cost(&p.env)) {
+                    env = scope_of(&p.env);
+                } else if !budget.inheritance_reported {
+                    budget.inheritance_reported = true;
+                    budget.limits.push(ModelLimit {
+                        span: from_span,
+                        message: format!(
+                            "the ENV this stage inherits from stage `{}` is not modelled, nor in \
+                             later stages past this point: the stages' environments exceed {} MiB \
+                             in all",
+                            image.text,
+                            ENV_BUDGET_BYTES >> 20
+                        ),
+                    });
+                }
+            }
+        }
         let mut args = VarScope::new();
         let mut runs = Vec::new();
         let instruction_list = self
@@ -221,13 +360,19 @@ impl StageContext<'_> {
             match &instruction.command {
                 Command::Arg(decls) => {
                     for decl in decls {
-                        let value = self.stage_arg(decl, &Layered(&env, &args));
+                        let value = self.stage_arg(decl, &budget.charge(&Layered(&env, &args)));
                         args.set(&decl.name, value);
                     }
                 }
                 Command::Env(pairs) => {
                     for pair in pairs {
-                        let value = expand_vars(&pair.value, &Layered(&env, &args), escape).text;
+                        let vars = Layered(&env, &args);
+                        let value = expand_vars(&pair.value, &budget.charge(&vars), escape).text;
+                        // Own ENV is bounded by the file and the substitution
+                        // budget; it is counted so that inheriting it is too.
+                        budget.env_left = budget
+                            .env_left
+                            .saturating_sub(pair.key.len() + value.len() + ENV_ENTRY_COST);
                         env.set(&pair.key, Some(value));
                     }
                 }
@@ -242,10 +387,12 @@ impl StageContext<'_> {
                             dependencies.push(self.mount_dependency(from, mount.span, at));
                         }
                     }
-                    runs.push(self.run_step(instruction, at, &Layered(&env, &args)));
+                    let vars = Layered(&env, &args);
+                    runs.push(self.run_step(instruction, at, &budget.charge(&vars)));
                 }
                 _ => {}
             }
+            budget.note_substitution(instruction.span);
         }
 
         Stage {
@@ -255,6 +402,10 @@ impl StageContext<'_> {
             instructions,
             base_text: image.text,
             base_span: from.image.span,
+            root: match base {
+                BaseImage::Stage(parent) => earlier.get(parent).map_or(index, |p| p.root),
+                _ => index,
+            },
             base,
             undefined_args,
             platform: platform.map(|p| p.text),

@@ -4,6 +4,8 @@
 //! a GPU profiler plugin on a CUDA runtime base, or an `LD_LIBRARY_PATH`
 //! entry meant for CUPTI.
 
+use std::collections::HashMap;
+
 use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{self, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
@@ -76,16 +78,28 @@ impl DockerfileRule for CuptiMissing {
         let mut maybe_from_pip = false;
         let mut wheel_dirs: Vec<String> = Vec::new();
         let mut needs: Vec<NeedAt> = Vec::new();
+        // A file may copy from its stages thousands of times: names are
+        // looked up in a map and each builder is judged once.
+        let stages_by_name = stages_by_name(ctx);
+        let mut kineto: Vec<Option<bool>> = vec![None; ctx.model.stages.len()];
         for (stage, index, instruction) in runtime_env::chain_instructions(ctx, &chain) {
             match &instruction.command {
                 Command::Copy(copy) | Command::Add(copy) => {
-                    let from_stage = copy.from.as_ref().and_then(|w| stage_named(ctx, &w.text));
+                    let from_stage = copy
+                        .from
+                        .as_ref()
+                        .and_then(|w| stage_named(ctx, &stages_by_name, &w.text));
                     for source in &copy.sources {
                         if cupti.copies.matches(&source.text) {
                             provided = true;
                         } else if let Some(builder) = from_stage {
                             if cupti.source_builds.is_wheel_source(&source.text)
-                                && kineto_build(ctx, builder)
+                                && *kineto
+                                    .get_mut(builder.index)
+                                    .map(|known| {
+                                        known.get_or_insert_with(|| kineto_build(ctx, builder))
+                                    })
+                                    .unwrap_or(&mut false)
                             {
                                 wheel_dirs.push(copy.dest.text.clone());
                             } else {
@@ -259,12 +273,30 @@ fn help(ctx: &DockerfileContext<'_>, cuda: Option<crate::knowledge::Version>) ->
     }
 }
 
-fn stage_named<'m>(ctx: &DockerfileContext<'m>, reference: &str) -> Option<&'m Stage> {
-    let lower = reference.to_ascii_lowercase();
-    ctx.model.stages.iter().find(|s| {
-        s.name.as_deref() == Some(lower.as_str())
-            || reference.parse::<usize>().ok() == Some(s.index)
-    })
+/// Each stage name to the first stage of that name.
+fn stages_by_name<'m>(ctx: &DockerfileContext<'m>) -> HashMap<&'m str, &'m Stage> {
+    let mut map = HashMap::new();
+    for stage in &ctx.model.stages {
+        if let Some(name) = stage.name.as_deref() {
+            map.entry(name).or_insert(stage);
+        }
+    }
+    map
+}
+
+/// The stage a `--from` names: an index, or a name (names cannot start
+/// with a digit, so the two never collide).
+fn stage_named<'m>(
+    ctx: &DockerfileContext<'m>,
+    by_name: &HashMap<&'m str, &'m Stage>,
+    reference: &str,
+) -> Option<&'m Stage> {
+    match reference.parse::<usize>() {
+        Ok(index) => ctx.model.stages.get(index),
+        Err(_) => by_name
+            .get(reference.to_ascii_lowercase().as_str())
+            .copied(),
+    }
 }
 
 /// The stage builds with Kineto (a PyTorch source build) on a devel base,

@@ -27,17 +27,34 @@ pub fn shipped_image_compiles(
         return true;
     }
     let model = ctx.model;
-    shipped
+    // Each stage is looked at once, however many copies lead to its chain:
+    // walking the ancestry per copy would be quadratic.
+    let mut seen = vec![false; model.stages.len()];
+    let copied = shipped
         .iter()
         .flat_map(|stage| &stage.dependencies)
         .filter(|d| d.kind == DependencyKind::Copy)
         .filter_map(|d| match d.target {
             DependencyTarget::Stage(index) => Some(index),
             _ => None,
-        })
-        .flat_map(|index| model.ancestry(index))
-        .filter_map(|index| model.stages.get(index))
-        .any(|stage| installs_runtime_compiler(stage, signals))
+        });
+    for index in copied {
+        let mut current = model.stages.get(index);
+        while let Some(stage) = current {
+            match seen.get_mut(stage.index) {
+                Some(visited) if !*visited => *visited = true,
+                _ => break,
+            }
+            if installs_runtime_compiler(stage, signals) {
+                return true;
+            }
+            current = match stage.base {
+                BaseImage::Stage(parent) if parent < stage.index => model.stages.get(parent),
+                _ => None,
+            };
+        }
+    }
+    false
 }
 
 fn installs_runtime_compiler(stage: &Stage, signals: &BuildSignals) -> bool {

@@ -5,6 +5,7 @@ pub mod cu002;
 pub mod cu003;
 pub mod cu004;
 pub mod cu005;
+pub mod cu006_file_too_complex;
 pub mod cu101_devel_image_in_final_stage;
 pub mod cu102_cuda_toolkit_copied_whole;
 pub mod cu103_devel_packages_in_final_stage;
@@ -34,6 +35,7 @@ pub static RULES: &[&dyn DockerfileRule] = &[
     &cu003::UnusedStage,
     &cu004::UndefinedArgInFrom,
     &cu005::UnknownRuleInSuppression,
+    &cu006_file_too_complex::FileTooComplex,
     &cu101_devel_image_in_final_stage::DevelImageInFinalStage,
     &cu102_cuda_toolkit_copied_whole::CudaToolkitCopiedWhole,
     &cu103_devel_packages_in_final_stage::DevelPackagesInFinalStage,

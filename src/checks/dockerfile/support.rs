@@ -11,19 +11,12 @@ use crate::source::Span;
 
 /// The image at the root of `stage`'s `FROM <stage>` chain, if it is an image.
 pub fn root_image<'m>(ctx: &DockerfileContext<'m>, stage: &'m Stage) -> Option<&'m ImageRef> {
-    let mut current = stage;
-    // Each step goes to a strictly earlier stage, so this ends; the bound
-    // guards against a malformed model all the same.
-    for _ in 0..=ctx.model.stages.len() {
-        match &current.base {
-            BaseImage::Image(image) => return Some(image),
-            BaseImage::Stage(index) if *index < current.index => {
-                current = ctx.model.stages.get(*index)?;
-            }
-            _ => return None,
-        }
+    // The model records each stage's root: a walk per stage would be
+    // quadratic on a long chain.
+    match &ctx.model.stages.get(stage.root)?.base {
+        BaseImage::Image(image) => Some(image),
+        _ => None,
     }
-    None
 }
 
 /// Knowledge facts about the image `stage` ultimately builds on.
