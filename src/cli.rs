@@ -17,7 +17,7 @@ use crate::dockerfile::model::BuildOptions;
 use crate::engine::{self, Engine, EngineOptions, Input};
 use crate::fix::{self, FixOptions};
 use crate::knowledge::Knowledge;
-use crate::render::{self, Format, Report};
+use crate::render::{self, FailedInput, Format, Report};
 use crate::source::SourceFile;
 
 /// Exit status when findings reach the failure threshold.
@@ -258,7 +258,7 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let mut sources: Vec<SourceFile> = Vec::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut inputs: Vec<String> = Vec::new();
-    let mut unreadable = false;
+    let mut failed_inputs: Vec<FailedInput> = Vec::new();
     for file in &args.files {
         let input = Input::from_arg(file);
         match resolved.engine.lint_input(&input) {
@@ -268,9 +268,14 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 sources.push(linted.source);
             }
             Err(error) => {
-                // The other files are still linted and reported.
-                unreadable = true;
+                // The other files are still linted and reported; the
+                // failure goes into the report too, so that output read
+                // without stderr does not look like a clean run.
                 eprintln!("cudalint: error: {}", error_chain(&error));
+                failed_inputs.push(FailedInput {
+                    name: input.name(),
+                    message: error.reason(),
+                });
             }
         }
     }
@@ -280,11 +285,12 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         rules: resolved.engine.rule_metas(),
         sources: &sources,
         inputs: &inputs,
+        failed_inputs: &failed_inputs,
         tool_version: env!("CARGO_PKG_VERSION"),
     };
     render::render(args.format, &report, out, use_color(args.color))?;
 
-    Ok(if unreadable {
+    Ok(if !failed_inputs.is_empty() {
         ExitCode::from(EXIT_ERROR)
     } else {
         exit_for(&diagnostics, resolved.threshold)

@@ -80,6 +80,21 @@ pub enum InputError {
     TooLarge { name: String },
 }
 
+impl InputError {
+    /// Why the input could not be linted, without its name (which reports
+    /// print beside it): `it is a directory`, the operating system's error.
+    pub fn reason(&self) -> String {
+        match self {
+            InputError::Directory { .. } => "it is a directory".to_owned(),
+            InputError::Read { source, .. } | InputError::Stdin(source) => source.to_string(),
+            InputError::TooLarge { .. } => format!(
+                "it is larger than {} MiB, the most cudalint reads",
+                MAX_INPUT_BYTES >> 20
+            ),
+        }
+    }
+}
+
 /// The largest input read. Real Dockerfiles are kilobytes; the cap keeps
 /// `/dev/zero`, a runaway pipe or a misnamed disk image from exhausting
 /// memory, and bounds the work on the rest.

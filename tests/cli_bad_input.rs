@@ -207,3 +207,70 @@ fn a_missing_file_does_not_stop_the_others() {
         .unwrap()
         .ends_with("good.Dockerfile"));
 }
+
+/// The run that skipped a file must not read as clean to a consumer that
+/// sees only stdout: the failed input is in the report itself, in every
+/// format, beside the good file's findings.
+#[test]
+fn a_missing_file_is_in_the_report_not_only_on_stderr() {
+    let dir = TempDir::new("reported");
+    let good = dir.file(
+        "good.Dockerfile",
+        b"FROM ubuntu:22.04 AS unused\nFROM ubuntu:22.04\nRUN echo hi\n",
+    );
+    let missing = dir.0.join("missing.Dockerfile");
+    let (missing, good) = (missing.to_str().unwrap(), good.to_str().unwrap());
+    let run = |format: &str| {
+        let output = cudalint(&["--format", format, missing, good], b"");
+        assert_eq!(output.status.code(), Some(2), "{format}");
+        // The stderr line stays, for people reading the terminal.
+        assert!(stderr(&output).contains(missing), "{format}");
+        output
+    };
+
+    let json: serde_json::Value = serde_json::from_slice(&run("json").stdout).unwrap();
+    assert_eq!(json["findings"][0]["code"], "CU003");
+    let failed = json["failed_inputs"].as_array().unwrap();
+    assert_eq!(failed.len(), 1);
+    assert_eq!(failed[0]["name"], missing);
+    let message = failed[0]["message"].as_str().unwrap();
+    // The reason alone: the name is beside it, not repeated in it.
+    assert!(
+        !message.is_empty() && !message.contains(missing),
+        "{message}"
+    );
+
+    let sarif: serde_json::Value = serde_json::from_slice(&run("sarif").stdout).unwrap();
+    let sarif_run = &sarif["runs"][0];
+    assert_eq!(sarif_run["results"][0]["ruleId"], "CU003");
+    let invocation = &sarif_run["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    let notification = &invocation["toolExecutionNotifications"][0];
+    assert_eq!(notification["level"], "error");
+    assert!(notification["message"]["text"]
+        .as_str()
+        .unwrap()
+        .contains(missing));
+
+    let text = String::from_utf8(run("text").stdout).unwrap();
+    assert!(
+        text.contains(&format!("error: cannot lint {missing}: ")),
+        "{text}"
+    );
+    assert!(
+        text.ends_with("1 finding: 1 info; 1 input could not be linted\n"),
+        "{text}"
+    );
+
+    // Every input read: the invocation succeeded and lists nothing.
+    let output = cudalint(&["--format", "sarif", good], b"");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "CU003 is info, below the threshold"
+    );
+    let sarif: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let invocation = &sarif["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], true);
+    assert!(invocation.get("toolExecutionNotifications").is_none());
+}

@@ -6,7 +6,10 @@ mod support;
 use cudalint::diagnostic::Severity;
 use cudalint::render::Format;
 use serde_json::Value;
-use support::{empty, full, rendered, ALL_FORMATS, NASTY_MESSAGE};
+use support::{
+    empty, failed_inputs, full, only_failed, rendered, with_failed_inputs, Fixture, ALL_FORMATS,
+    NASTY_MESSAGE, NASTY_NAME,
+};
 
 fn name(format: Format) -> &'static str {
     match format {
@@ -30,6 +33,10 @@ fn snapshots_of_every_format() {
         insta::assert_snapshot!(
             format!("empty_{}", name(format)),
             rendered(format, &empty(), false)
+        );
+        insta::assert_snapshot!(
+            format!("failed_{}", name(format)),
+            rendered(format, &with_failed_inputs(empty()), false)
         );
     }
 }
@@ -227,4 +234,200 @@ fn github_commands_escape_so_the_runner_recovers_the_text() {
         }
     }
     assert_eq!(rendered(Format::Github, &empty(), false), "");
+}
+
+/// What a message or name looks like after a format replaced the control
+/// characters it cannot carry.
+fn controls_replaced(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && !matches!(c, '\t' | '\r' | '\n') {
+                '\u{FFFD}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
+
+fn failed_count(fixture: &Fixture) -> usize {
+    fixture.failed_inputs.len()
+}
+
+#[test]
+fn text_reports_each_failed_input_and_counts_them() {
+    let text = rendered(Format::Text, &with_failed_inputs(full()), false);
+    assert!(
+        text.ends_with(
+            "8 findings: 1 error, 3 warnings, 2 info, 2 style (2 fixable); \
+             2 inputs could not be linted\n"
+        ),
+        "{text}"
+    );
+    assert!(text.contains(
+        "error: cannot lint missing.Dockerfile: No such file or directory (os error 2)\n"
+    ));
+    // A name or message cannot smuggle terminal escapes in.
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert_eq!(
+        rendered(Format::Text, &only_failed(), false),
+        "error: cannot lint Dockerfile: it is a directory\n\n\
+         no findings; 1 input could not be linted\n"
+    );
+}
+
+#[test]
+fn json_lists_failed_inputs_always() {
+    let fixture = with_failed_inputs(full());
+    let json: Value = serde_json::from_str(&rendered(Format::Json, &fixture, false)).unwrap();
+    let failed = json["failed_inputs"].as_array().unwrap();
+    assert_eq!(failed.len(), failed_count(&fixture));
+    for (entry, input) in failed.iter().zip(&fixture.failed_inputs) {
+        assert_eq!(entry["name"], input.name.as_str());
+        assert_eq!(entry["message"], input.message.as_str());
+    }
+    assert_eq!(json["findings"].as_array().unwrap().len(), 8);
+
+    let clean: Value = serde_json::from_str(&rendered(Format::Json, &empty(), false)).unwrap();
+    assert_eq!(clean["failed_inputs"], Value::Array(Vec::new()));
+}
+
+#[test]
+fn sarif_invocation_fails_with_a_notification_per_failed_input() {
+    let fixture = with_failed_inputs(full());
+    let sarif: Value = serde_json::from_str(&rendered(Format::Sarif, &fixture, false)).unwrap();
+    let invocations = sarif["runs"][0]["invocations"].as_array().unwrap();
+    assert_eq!(invocations.len(), 1);
+    assert_eq!(invocations[0]["executionSuccessful"], false);
+    let notifications = invocations[0]["toolExecutionNotifications"]
+        .as_array()
+        .unwrap();
+    assert_eq!(notifications.len(), failed_count(&fixture));
+    assert_eq!(notifications[0]["level"], "error");
+    assert_eq!(
+        notifications[0]["message"]["text"],
+        "cannot lint missing.Dockerfile: No such file or directory (os error 2)"
+    );
+    assert_eq!(
+        notifications[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "missing.Dockerfile"
+    );
+    let nasty = notifications[1]["message"]["text"].as_str().unwrap();
+    assert!(nasty.contains(NASTY_NAME) && nasty.contains(NASTY_MESSAGE));
+    // Results are unaffected.
+    assert_eq!(sarif["runs"][0]["results"].as_array().unwrap().len(), 8);
+
+    let clean: Value = serde_json::from_str(&rendered(Format::Sarif, &full(), false)).unwrap();
+    let invocation = &clean["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], true);
+    assert!(invocation.get("toolExecutionNotifications").is_none());
+}
+
+#[test]
+fn checkstyle_gives_failed_inputs_an_input_error() {
+    let fixture = with_failed_inputs(full());
+    let xml = rendered(Format::Checkstyle, &fixture, false);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let input_errors: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("error") && n.attribute("source") == Some("cudalint.input"))
+        .collect();
+    assert_eq!(input_errors.len(), failed_count(&fixture));
+    for (error, input) in input_errors.iter().zip(&fixture.failed_inputs) {
+        assert_eq!(error.attribute("severity"), Some("error"));
+        let file = error.parent_element().unwrap();
+        assert_eq!(file.attribute("name"), Some(input.name.as_str()));
+        let message = error.attribute("message").unwrap();
+        assert_eq!(message, controls_replaced(&input.sentence()));
+    }
+    let rule_errors = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("error"))
+        .count()
+        - input_errors.len();
+    assert_eq!(rule_errors, fixture.diagnostics.len());
+}
+
+#[test]
+fn junit_reports_failed_inputs_as_errors_not_failures() {
+    let fixture = with_failed_inputs(full());
+    let xml = rendered(Format::Junit, &fixture, false);
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let root = doc.root_element();
+    assert_eq!(root.attribute("errors"), Some("2"));
+    assert_eq!(root.attribute("failures"), Some("8"));
+    // 8 findings, one passing case for clean.Dockerfile, 2 errors.
+    assert_eq!(root.attribute("tests"), Some("11"));
+    let errors: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("error"))
+        .collect();
+    assert_eq!(errors.len(), failed_count(&fixture));
+    let nasty_suite = errors[1]
+        .ancestors()
+        .find(|n| n.has_tag_name("testsuite"))
+        .unwrap();
+    assert_eq!(nasty_suite.attribute("name"), Some(NASTY_NAME));
+    assert_eq!(nasty_suite.attribute("errors"), Some("1"));
+    assert_eq!(
+        errors[1].text(),
+        Some(controls_replaced(&fixture.failed_inputs[1].sentence()).as_str())
+    );
+    let failures = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .count();
+    assert_eq!(failures, fixture.diagnostics.len());
+}
+
+#[test]
+fn gitlab_has_a_critical_issue_per_failed_input_with_a_stable_fingerprint() {
+    let fixture = with_failed_inputs(full());
+    let gitlab: Value = serde_json::from_str(&rendered(Format::Gitlab, &fixture, false)).unwrap();
+    let issues = gitlab.as_array().unwrap();
+    assert_eq!(issues.len(), fixture.diagnostics.len() + 2);
+    let failed: Vec<_> = issues
+        .iter()
+        .filter(|i| i["check_name"] == "cudalint-input-error")
+        .collect();
+    assert_eq!(failed.len(), 2);
+    assert_eq!(failed[0]["severity"], "critical");
+    assert_eq!(failed[0]["location"]["path"], "missing.Dockerfile");
+    assert_eq!(failed[0]["location"]["lines"]["begin"], 1);
+    assert_eq!(failed[1]["location"]["path"], NASTY_NAME);
+
+    // The wording of the operating system's error is not part of the
+    // identity; the input is.
+    let mut reworded = with_failed_inputs(empty());
+    reworded.failed_inputs[0].message = "The system cannot find the file specified.".into();
+    let reworded: Value =
+        serde_json::from_str(&rendered(Format::Gitlab, &reworded, false)).unwrap();
+    assert_eq!(reworded[0]["fingerprint"], failed[0]["fingerprint"]);
+    assert_ne!(failed[0]["fingerprint"], failed[1]["fingerprint"]);
+
+    // The same input named twice still gets unique fingerprints.
+    let mut twice = empty();
+    twice.failed_inputs = vec![failed_inputs()[0].clone(), failed_inputs()[0].clone()];
+    let twice: Value = serde_json::from_str(&rendered(Format::Gitlab, &twice, false)).unwrap();
+    assert_ne!(twice[0]["fingerprint"], twice[1]["fingerprint"]);
+}
+
+#[test]
+fn github_annotates_each_failed_input_as_an_error_on_its_file() {
+    let fixture = with_failed_inputs(full());
+    let output = rendered(Format::Github, &fixture, false);
+    let lines: Vec<&str> = output.lines().collect();
+    assert_eq!(lines.len(), fixture.diagnostics.len() + 2);
+    for (line, input) in lines[fixture.diagnostics.len()..]
+        .iter()
+        .zip(&fixture.failed_inputs)
+    {
+        let (properties, data) = line
+            .strip_prefix("::error ")
+            .unwrap()
+            .split_once("::")
+            .unwrap();
+        assert_eq!(unescape(properties), format!("file={}", input.name));
+        assert_eq!(unescape(data), controls_replaced(&input.sentence()));
+    }
 }

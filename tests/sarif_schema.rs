@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use cudalint::render::Format;
 use jsonschema::Validator;
 use serde_json::{json, Value};
-use support::{empty, full, rendered, Fixture};
+use support::{empty, full, only_failed, rendered, with_failed_inputs, Fixture};
 
 fn schema_path() -> PathBuf {
     match std::env::var_os("CUDALINT_SARIF_SCHEMA") {
@@ -95,8 +95,12 @@ fn sarif_output_is_valid_sarif_2_1_0() {
                 sources: Vec::new(),
                 diagnostics: Vec::new(),
                 inputs: Vec::new(),
+                failed_inputs: Vec::new(),
             },
         ),
+        // Inputs that could not be read: a failed invocation with notifications.
+        ("failed inputs", with_failed_inputs(full())),
+        ("only failed inputs", only_failed()),
         // Findings whose sources are missing: no snippet, no line numbers.
         (
             "sourceless",

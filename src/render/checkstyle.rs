@@ -1,6 +1,7 @@
 //! Checkstyle XML, read by Jenkins warnings-ng, reviewdog and many CI
 //! dashboards: one `<file>` per input (clean inputs included, empty), one
-//! `<error>` per finding.
+//! `<error>` per finding, and an `<error>` from source `cudalint.input` for
+//! each input that could not be linted.
 
 use std::io::{self, Write};
 
@@ -20,6 +21,17 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
         for diag in findings {
             write_error(report, diag, out)?;
         }
+        writeln!(out, "  </file>")?;
+    }
+    // Checkstyle's own convention for a file it could not process: an
+    // error in that file from a non-rule source.
+    for failed in report.failed_inputs {
+        writeln!(out, r#"  <file name="{}">"#, xml_attr(&failed.name))?;
+        writeln!(
+            out,
+            r#"    <error severity="error" message="{}" source="cudalint.input"/>"#,
+            xml_attr(&failed.sentence())
+        )?;
         writeln!(out, "  </file>")?;
     }
     writeln!(out, "</checkstyle>")

@@ -1,5 +1,6 @@
 //! GitHub Actions workflow commands (`::error file=…,line=…::message`),
-//! which turn findings into annotations on the pull request diff.
+//! which turn findings into annotations on the pull request diff, and an
+//! `::error` on each input that could not be linted.
 
 use std::io::{self, Write};
 
@@ -60,6 +61,14 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
             command(diag.severity),
             properties.join(","),
             escape_data(&message)
+        )?;
+    }
+    for failed in report.failed_inputs {
+        writeln!(
+            out,
+            "::error file={}::{}",
+            escape_property(&failed.name),
+            escape_data(&failed.sentence())
         )?;
     }
     Ok(())

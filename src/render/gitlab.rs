@@ -7,7 +7,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::shared::{fingerprint, image_place, positions};
+use super::shared::{fingerprint, image_place, positions, INPUT_ERROR_CHECK};
 use super::Report;
 use crate::diagnostic::{Diagnostic, Location, Severity};
 
@@ -36,30 +36,49 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
     // rejects as duplicates; an occurrence counter keeps them apart while
     // leaving the first one's fingerprint independent of the rest.
     let mut seen: HashMap<String, usize> = HashMap::new();
-    let issues: Vec<Issue<'_>> = report
-        .diagnostics
-        .iter()
-        .map(|diag| {
-            let (line, place) = anchor(report, diag);
-            let base = fingerprint(&[&diag.origin, diag.code, &diag.message, &place]);
-            let occurrence = seen.entry(base.clone()).or_insert(0);
-            let fingerprint = match *occurrence {
-                0 => base,
-                n => fingerprint(&[&base, &n.to_string()]),
-            };
-            *occurrence += 1;
-            Issue {
-                description: description(diag),
-                check_name: diag.code,
-                fingerprint,
-                severity: severity(diag.severity),
-                location: IssueLocation {
-                    path: &diag.origin,
-                    lines: Lines { begin: line },
-                },
-            }
-        })
-        .collect();
+    let mut unique = |base: String| {
+        let occurrence = seen.entry(base.clone()).or_insert(0);
+        let fingerprint = match *occurrence {
+            0 => base,
+            n => fingerprint(&[&base, &n.to_string()]),
+        };
+        *occurrence += 1;
+        fingerprint
+    };
+    let mut issues: Vec<Issue<'_>> = Vec::new();
+    for diag in report.diagnostics {
+        let (line, place) = anchor(report, diag);
+        issues.push(Issue {
+            description: description(diag),
+            check_name: diag.code,
+            fingerprint: unique(fingerprint(&[
+                &diag.origin,
+                diag.code,
+                &diag.message,
+                &place,
+            ])),
+            severity: severity(diag.severity),
+            location: IssueLocation {
+                path: &diag.origin,
+                lines: Lines { begin: line },
+            },
+        });
+    }
+    // An input that could not be linted would otherwise leave no trace in
+    // the merge request. Its fingerprint leaves out the operating system's
+    // wording, so the issue keeps its identity across runners.
+    for failed in report.failed_inputs {
+        issues.push(Issue {
+            description: failed.sentence(),
+            check_name: INPUT_ERROR_CHECK,
+            fingerprint: unique(fingerprint(&[&failed.name, INPUT_ERROR_CHECK])),
+            severity: "critical",
+            location: IssueLocation {
+                path: &failed.name,
+                lines: Lines { begin: 1 },
+            },
+        });
+    }
     serde_json::to_writer_pretty(&mut *out, &issues)?;
     writeln!(out)
 }

@@ -21,9 +21,15 @@
 //!     "fix": { "description": "…", "safety": "safe" | "unsafe",
 //!              "edits": [ { "start": byte, "end": byte, "replacement": "…" } ] } | null
 //!   } ],
+//!   "failed_inputs": [ { "name": "missing.Dockerfile", "message": "…" } ],
 //!   "summary": { "findings", "error", "warning", "info", "style", "fixable", "inputs": counts }
 //! }
 //! ```
+//!
+//! `failed_inputs` lists the inputs that could not be linted at all (not
+//! found, a directory, too large), named as the user gave them, with why;
+//! the run's exit status is then 2. It is always present, empty when every
+//! input was read. `summary.inputs` counts the inputs that were linted.
 //!
 //! Every key is always present (`null` when it does not apply), so
 //! consumers need no existence checks. Columns count Unicode scalar values.
@@ -44,7 +50,14 @@ struct Document<'a> {
     version: u32,
     tool: Tool<'a>,
     findings: Vec<Finding<'a>>,
+    failed_inputs: Vec<JsonFailedInput<'a>>,
     summary: Summary,
+}
+
+#[derive(Serialize)]
+struct JsonFailedInput<'a> {
+    name: &'a str,
+    message: &'a str,
 }
 
 #[derive(Serialize)]
@@ -119,6 +132,14 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
             .diagnostics
             .iter()
             .map(|diag| finding(report, diag))
+            .collect(),
+        failed_inputs: report
+            .failed_inputs
+            .iter()
+            .map(|failed| JsonFailedInput {
+                name: &failed.name,
+                message: &failed.message,
+            })
             .collect(),
         summary: Summary {
             findings: tally.total,

@@ -1,6 +1,7 @@
 //! JUnit XML, for CI systems that show test reports (GitLab, Jenkins,
 //! Azure): one `<testsuite>` per input, one failing `<testcase>` per finding,
 //! and a single passing testcase for a clean input, so it shows as checked.
+//! An input that could not be linted is a testcase in `<error>`.
 
 use std::io::{self, Write};
 
@@ -10,12 +11,17 @@ use crate::diagnostic::{Diagnostic, Location};
 
 pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
     let groups = group_by_input(report);
-    let tests: usize = groups.iter().map(|(_, found)| found.len().max(1)).sum();
+    let errors = report.failed_inputs.len();
+    let tests: usize = groups
+        .iter()
+        .map(|(_, found)| found.len().max(1))
+        .sum::<usize>()
+        + errors;
     let failures = report.diagnostics.len();
     writeln!(out, r#"<?xml version="1.0" encoding="UTF-8"?>"#)?;
     writeln!(
         out,
-        r#"<testsuites name="cudalint" tests="{tests}" failures="{failures}" errors="0">"#
+        r#"<testsuites name="cudalint" tests="{tests}" failures="{failures}" errors="{errors}">"#
     )?;
     for (name, findings) in groups {
         let name = xml_attr(name);
@@ -31,6 +37,25 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
         for diag in findings {
             write_case(report, diag, &name, out)?;
         }
+        writeln!(out, "  </testsuite>")?;
+    }
+    // JUnit's `<error>`, unlike `<failure>`, means the test could not run:
+    // exactly an input that could not be linted.
+    for failed in report.failed_inputs {
+        let name = xml_attr(&failed.name);
+        let sentence = failed.sentence();
+        writeln!(
+            out,
+            r#"  <testsuite name="{name}" tests="1" failures="0" errors="1" skipped="0">"#
+        )?;
+        writeln!(out, r#"    <testcase name="cudalint" classname="{name}">"#)?;
+        writeln!(
+            out,
+            r#"      <error message="{}" type="input-error">{}</error>"#,
+            xml_attr(&sentence),
+            xml_text(&sentence)
+        )?;
+        writeln!(out, "    </testcase>")?;
         writeln!(out, "  </testsuite>")?;
     }
     writeln!(out, "</testsuites>")

@@ -39,7 +39,28 @@ pub struct Report<'a> {
     /// Names of everything linted (files and images), findings or not
     /// (JUnit and checkstyle list clean files too).
     pub inputs: &'a [String],
+    /// Inputs that could not be linted at all (unreadable, a directory, too
+    /// large). Every format reports them, so a consumer reading only the
+    /// output never mistakes a run that skipped a file for a clean one.
+    pub failed_inputs: &'a [FailedInput],
     pub tool_version: &'a str,
+}
+
+/// An input that could not be linted, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FailedInput {
+    /// The input as the user named it (a path, or `<stdin>`).
+    pub name: String,
+    /// Why it could not be linted, without the name: `it is a directory`,
+    /// `No such file or directory (os error 2)`.
+    pub message: String,
+}
+
+impl FailedInput {
+    /// `cannot lint NAME: message`, the one-line form formats print.
+    pub fn sentence(&self) -> String {
+        format!("cannot lint {}: {}", self.name, self.message)
+    }
 }
 
 /// The output formats `--format` accepts.

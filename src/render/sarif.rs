@@ -1,12 +1,14 @@
 //! SARIF 2.1.0 (OASIS), the format code-scanning services ingest (GitHub,
 //! GitLab, Azure DevOps): one run, every registered rule in
-//! `tool.driver.rules`, one result per finding, fixes as byte replacements.
+//! `tool.driver.rules`, one result per finding, fixes as byte replacements,
+//! and an invocation whose notifications name the inputs that could not be
+//! linted.
 
 use std::io::{self, Write};
 
 use serde_json::{json, Map, Value};
 
-use super::shared::{fingerprint, path_to_uri, positions, rule_of};
+use super::shared::{fingerprint, path_to_uri, positions, rule_of, INPUT_ERROR_CHECK};
 use super::{rule_doc_url, Report, TOOL_INFORMATION_URI};
 use crate::checks::RuleMeta;
 use crate::diagnostic::{Diagnostic, Fix, Location, Severity};
@@ -41,11 +43,43 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
             // Our columns count Unicode scalar values, not SARIF's default
             // UTF-16 code units.
             "columnKind": "unicodeCodePoints",
+            "invocations": [invocation(report)],
             "results": results,
         }]
     });
     serde_json::to_writer_pretty(&mut *out, &log)?;
     writeln!(out)
+}
+
+/// The run's invocation: successful only when every input was read. Each
+/// input that was not becomes an error notification located at it, which
+/// is how SARIF tells a consumer that the results are incomplete.
+fn invocation(report: &Report<'_>) -> Value {
+    let mut invocation = Map::new();
+    invocation.insert(
+        "executionSuccessful".into(),
+        report.failed_inputs.is_empty().into(),
+    );
+    if !report.failed_inputs.is_empty() {
+        let notifications: Vec<Value> = report
+            .failed_inputs
+            .iter()
+            .map(|failed| {
+                json!({
+                    "descriptor": { "id": INPUT_ERROR_CHECK },
+                    "level": "error",
+                    "message": { "text": failed.sentence() },
+                    "locations": [{
+                        "physicalLocation": {
+                            "artifactLocation": { "uri": path_to_uri(&failed.name) }
+                        }
+                    }],
+                })
+            })
+            .collect();
+        invocation.insert("toolExecutionNotifications".into(), notifications.into());
+    }
+    invocation.into()
 }
 
 fn level(severity: Severity) -> &'static str {

@@ -9,6 +9,10 @@ use crate::checks::RuleMeta;
 use crate::diagnostic::{Diagnostic, Location, Severity};
 use crate::source::{LineCol, SourceFile};
 
+/// What formats that name a check per entry (GitLab's `check_name`,
+/// SARIF's notification descriptor) call an input that could not be linted.
+pub(super) const INPUT_ERROR_CHECK: &str = "cudalint-input-error";
+
 /// The linted text `origin` names, if it was a text source.
 pub(super) fn source_of<'r>(report: &Report<'r>, origin: &str) -> Option<&'r SourceFile> {
     report.sources.iter().find(|source| source.name == origin)

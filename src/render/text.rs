@@ -1,6 +1,7 @@
 //! Human-readable output in the style of rustc and ruff: a header per
 //! finding, its location, a source snippet with the span underlined, help,
-//! notes and fixes, then a one-line summary.
+//! notes and fixes, then an `error: cannot lint …` line per input that could
+//! not be read, then a one-line summary.
 
 use std::io::{self, Write};
 
@@ -24,8 +25,24 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write, color: bool) -> i
         render_one(report, diag, paint, out)?;
         writeln!(out)?;
     }
-    let tally = Tally::of(report.diagnostics);
-    writeln!(out, "{}", paint.bold(&tally.sentence()))
+    // After the findings, next to the summary, where a reader of a long
+    // log looks last.
+    for failed in report.failed_inputs {
+        writeln!(
+            out,
+            "{}{}",
+            paint.severity(Severity::Error, "error"),
+            paint.bold(&format!(": {}", terminal_safe(&failed.sentence())))
+        )?;
+        writeln!(out)?;
+    }
+    let mut summary = Tally::of(report.diagnostics).sentence();
+    match report.failed_inputs.len() {
+        0 => {}
+        1 => summary.push_str("; 1 input could not be linted"),
+        n => summary.push_str(&format!("; {n} inputs could not be linted")),
+    }
+    writeln!(out, "{}", paint.bold(&summary))
 }
 
 fn render_one(

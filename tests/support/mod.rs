@@ -5,7 +5,7 @@
 
 use cudalint::checks::{Category, FixAvailability, RuleMeta};
 use cudalint::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Location, Severity};
-use cudalint::render::{render, Format, Report};
+use cudalint::render::{render, FailedInput, Format, Report};
 use cudalint::source::{SourceFile, Span};
 
 pub static DEVEL_FINAL: RuleMeta = RuleMeta {
@@ -102,6 +102,7 @@ pub struct Fixture {
     pub sources: Vec<SourceFile>,
     pub diagnostics: Vec<Diagnostic>,
     pub inputs: Vec<String>,
+    pub failed_inputs: Vec<FailedInput>,
 }
 
 impl Fixture {
@@ -111,6 +112,7 @@ impl Fixture {
             rules: RULES,
             sources: &self.sources,
             inputs: &self.inputs,
+            failed_inputs: &self.failed_inputs,
             tool_version: "0.1.0",
         }
     }
@@ -230,6 +232,7 @@ pub fn full() -> Fixture {
             "clean.Dockerfile".into(),
             IMAGE.into(),
         ],
+        failed_inputs: Vec::new(),
     }
 }
 
@@ -242,6 +245,46 @@ pub fn empty() -> Fixture {
         )],
         diagnostics: Vec::new(),
         inputs: vec!["Dockerfile".into()],
+        failed_inputs: Vec::new(),
+    }
+}
+
+/// An input name with every escaping hazard a path can hold.
+pub const NASTY_NAME: &str = "dir with space/we,ird:name%\"<&>'.Dockerfile";
+
+/// Two inputs that could not be read: one missing, one whose name and
+/// message need escaping in every format.
+pub fn failed_inputs() -> Vec<FailedInput> {
+    vec![
+        FailedInput {
+            name: "missing.Dockerfile".into(),
+            message: "No such file or directory (os error 2)".into(),
+        },
+        FailedInput {
+            name: NASTY_NAME.into(),
+            message: NASTY_MESSAGE.into(),
+        },
+    ]
+}
+
+/// `fixture` with [`failed_inputs`] added.
+pub fn with_failed_inputs(fixture: Fixture) -> Fixture {
+    Fixture {
+        failed_inputs: failed_inputs(),
+        ..fixture
+    }
+}
+
+/// Nothing linted: the only input could not be read.
+pub fn only_failed() -> Fixture {
+    Fixture {
+        sources: Vec::new(),
+        diagnostics: Vec::new(),
+        inputs: Vec::new(),
+        failed_inputs: vec![FailedInput {
+            name: "Dockerfile".into(),
+            message: "it is a directory".into(),
+        }],
     }
 }
 
