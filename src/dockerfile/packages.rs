@@ -574,6 +574,17 @@ mod tests {
     }
 
     #[test]
+    fn extras_as_written() {
+        let found = installs("pip install 'jax[cuda12, tpu]>=0.4' torch 'x[]'");
+        let extras: Vec<Vec<&str>> = found[0]
+            .packages
+            .iter()
+            .map(|p| p.extras().collect())
+            .collect();
+        assert_eq!(extras, vec![vec!["cuda12", "tpu"], vec![], vec![]]);
+    }
+
+    #[test]
     fn pip_variants() {
         let found = installs(
             "pip install --no-cache-dir -r requirements.txt torch==2.5.1 'Flash_Attn[x]>=2' --index-url https://download.pytorch.org/whl/cu124 \
