@@ -79,6 +79,21 @@ pub struct RequestedPackage {
     pub is_location: bool,
 }
 
+impl RequestedPackage {
+    /// The extras requested with it, as written: `cuda12`, `tpu` for
+    /// `jax[cuda12,tpu]>=0.4`.
+    pub fn extras(&self) -> impl Iterator<Item = &str> {
+        self.word
+            .text
+            .split_once('[')
+            .and_then(|(_, rest)| rest.split_once(']'))
+            .map_or("", |(inside, _)| inside)
+            .split(',')
+            .map(str::trim)
+            .filter(|extra| !extra.is_empty())
+    }
+}
+
 /// A package-manager command that installs packages.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PackageInstall {
@@ -556,6 +571,17 @@ mod tests {
         assert!(apt.has_option("--no-install-recommends"));
         assert!(apt.has_option("-y"));
         assert!(apt.has_option("-o"));
+    }
+
+    #[test]
+    fn extras_as_written() {
+        let found = installs("pip install 'jax[cuda12, tpu]>=0.4' torch 'x[]'");
+        let extras: Vec<Vec<&str>> = found[0]
+            .packages
+            .iter()
+            .map(|p| p.extras().collect())
+            .collect();
+        assert_eq!(extras, vec![vec!["cuda12", "tpu"], vec![], vec![]]);
     }
 
     #[test]

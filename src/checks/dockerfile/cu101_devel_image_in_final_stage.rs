@@ -3,13 +3,12 @@
 //! stage compiles nothing. A runtime base is several GiB smaller.
 
 use crate::checks::dockerfile::cuda_stages::shipped_image_compiles;
+use crate::checks::dockerfile::cupti_use::{cupti_use, CuptiProvided};
 use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{shipped_stages, span_text};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::model::{BaseImage, Stage};
-use crate::dockerfile::packages::{package_installs, PackageManager};
-use crate::knowledge::cupti::Manager;
 use crate::knowledge::images::{BaseImageFacts, Variant};
 use crate::source::Span;
 
@@ -92,10 +91,10 @@ impl DockerfileRule for DevelImageInFinalStage {
             if let Some(mut fix) = fix_to_runtime(ctx, root, image.tag.as_deref(), &tag) {
                 // Runtime images have no CUPTI: an image that uses the devel
                 // base's copy would lose it (CU110 then fires).
-                if relies_on_base_cupti(ctx, &chain) {
+                if let Some(reason) = cupti_loss(ctx, &chain) {
                     fix.safety = FixSafety::Unsafe;
                     fix.description
-                        .push_str(" (the image uses CUPTI, which runtime images lack)");
+                        .push_str(&format!(" (runtime images lack CUPTI, and {reason})"));
                 }
                 diagnostic = diagnostic.with_fix(fix);
             }
@@ -104,36 +103,30 @@ impl DockerfileRule for DevelImageInFinalStage {
     }
 }
 
-/// The shipped image puts a CUPTI directory on a loader path (the old
-/// `extras/CUPTI/lib64` or `targets/<arch>/lib`, where CU111's fix points
-/// it), or installs something that loads CUPTI (a profiler plugin): signs
-/// that it uses the CUPTI a devel base carries.
-fn relies_on_base_cupti(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
+/// Why switching the shipped image to a runtime base, which has no CUPTI,
+/// would break it: the first thing in it that needs CUPTI (what CU110 would
+/// then report), or a loader-path entry naming the directory where devel
+/// images keep CUPTI (where CU111's fix points). `None` when nothing does,
+/// or the image installs CUPTI itself.
+fn cupti_loss(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> Option<String> {
+    let usage = cupti_use(ctx, chain);
+    if usage.provided == Some(CuptiProvided::Installed) {
+        return None;
+    }
+    if let Some(first) = usage.needs.first() {
+        return Some(match usage.needs.len() - 1 {
+            0 => first.description.clone(),
+            more => format!("{} (and {more} more)", first.description),
+        });
+    }
     let cupti = &ctx.knowledge.cupti;
     let settings = runtime_env::settings(ctx, chain);
-    let on_loader_path = cupti.runtime.loader_vars.iter().any(|var| {
+    cupti.runtime.loader_vars.iter().find_map(|var| {
         runtime_env::effective_path(&settings, var)
             .iter()
-            .any(|entry| {
-                cupti.library_path.mentions_cupti(entry.text)
-                    || cupti.library_path.is_right_dir(entry.text)
-            })
-    });
-    on_loader_path
-        || chain.iter().flat_map(|stage| &stage.runs).any(|step| {
-            package_installs(&step.commands).iter().any(|install| {
-                let manager = match install.manager {
-                    PackageManager::Apt => Manager::Apt,
-                    PackageManager::Pip | PackageManager::Uv => Manager::Pip,
-                    m if m.is_conda() => Manager::Conda,
-                    _ => return false,
-                };
-                install
-                    .packages
-                    .iter()
-                    .any(|package| cupti.consumer(manager, &package.name, &[]).is_some())
-            })
-        })
+            .find(|entry| cupti.library_path.is_right_dir(entry.text))
+            .map(|entry| format!("`{}` on {var} is where devel images keep it", entry.text))
+    })
 }
 
 /// `reference` with its tag replaced by `tag`.

@@ -78,18 +78,7 @@ fn brings_runtime_compiler(install: &PackageInstall, signals: &BuildSignals) -> 
         && install
             .packages
             .iter()
-            .any(|p| is_compiler(&p.name) || extras(&p.word.text).any(is_compiler))
-}
-
-/// The extras of a requirement: `a, b` in `pkg[a,b]>=1`.
-fn extras(requirement: &str) -> impl Iterator<Item = &str> {
-    requirement
-        .split_once('[')
-        .and_then(|(_, rest)| rest.split_once(']'))
-        .map_or("", |(inside, _)| inside)
-        .split(',')
-        .map(str::trim)
-        .filter(|extra| !extra.is_empty())
+            .any(|p| is_compiler(&p.name) || p.extras().any(is_compiler))
 }
 
 /// Whether `stage`'s own RUNs (or its environment) show it builds native

@@ -23,6 +23,8 @@ pub mod cu131_cuda_image_eol;
 pub mod cu132_cuda_arch_unsupported;
 pub mod cuda_facts;
 pub mod cuda_stages;
+pub mod cupti_use;
+pub mod package_cache;
 pub mod runtime_env;
 pub mod support;
 
