@@ -155,6 +155,9 @@ pub struct RunStep {
     pub commands: Vec<ShellCommand>,
     /// `RUN --mount=type=cache,target=…` targets.
     pub cache_mount_targets: Vec<String>,
+    /// The package installs among `commands`, recognised once here so
+    /// that no rule has to parse them again.
+    pub installs: Vec<crate::dockerfile::packages::PackageInstall>,
 }
 
 /// One simple command (`apt-get install -y x`), split into words.

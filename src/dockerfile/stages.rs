@@ -20,6 +20,7 @@ use crate::dockerfile::model::{
     BaseImage, BuildModel, BuildOptions, DependencyKind, DependencyTarget, ImageRef, ModelLimit,
     ResolvedArg, RunStep, Stage, StageDependency,
 };
+use crate::dockerfile::packages::package_installs;
 use crate::dockerfile::shell::split_run;
 use crate::source::Span;
 
@@ -446,11 +447,14 @@ impl StageContext<'_> {
                 instruction: at,
                 commands: Vec::new(),
                 cache_mount_targets: Vec::new(),
+                installs: Vec::new(),
             };
         };
+        let commands = split_run(instruction, run, vars);
         RunStep {
             instruction: at,
-            commands: split_run(instruction, run, vars),
+            installs: package_installs(&commands),
+            commands,
             cache_mount_targets: run
                 .mounts
                 .iter()

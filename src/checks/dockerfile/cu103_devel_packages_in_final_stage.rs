@@ -8,7 +8,6 @@ use crate::checks::dockerfile::support::shipped_stages;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::BaseImage;
-use crate::dockerfile::packages::package_installs;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU103",
@@ -54,9 +53,9 @@ impl DockerfileRule for DevelPackagesInFinalStage {
             let system_packages = stage
                 .runs
                 .iter()
-                .flat_map(|run| package_installs(&run.commands))
+                .flat_map(|run| &run.installs)
                 .filter(|install| install.manager.is_system())
-                .flat_map(|install| install.packages)
+                .flat_map(|install| &install.packages)
                 .filter(|package| !package.is_location);
             for package in system_packages {
                 let Some(pattern) = images.devel_package(&package.name) else {

@@ -7,7 +7,7 @@ use crate::checks::dockerfile::support::{self, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::model::Stage;
-use crate::dockerfile::packages::{package_installs, PackageManager};
+use crate::dockerfile::packages::PackageManager;
 use crate::knowledge::cupti::Manager;
 use crate::knowledge::Version;
 
@@ -101,7 +101,7 @@ fn apt_cuda_at_least_empty_since(ctx: &DockerfileContext<'_>, chain: &[&Stage]) 
         .is_some_and(|cuda| cuda >= since);
     from_base
         || chain.iter().flat_map(|stage| &stage.runs).any(|step| {
-            package_installs(&step.commands)
+            step.installs
                 .iter()
                 .filter(|install| install.manager == PackageManager::Apt)
                 .flat_map(|install| &install.packages)

@@ -7,7 +7,6 @@ use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::{ShellCommand, Stage};
-use crate::dockerfile::packages::package_installs;
 use crate::dockerfile::shell::command_start;
 use crate::knowledge::packages::{Consequence, DriverMatch};
 use crate::source::Span;
@@ -110,7 +109,7 @@ impl DockerfileRule for DriverLibrariesInImage {
         for stage in stages {
             for step in &stage.runs {
                 let mut found: Vec<(Span, DriverMatch<'_>)> = Vec::new();
-                for install in package_installs(&step.commands) {
+                for install in &step.installs {
                     if !install.manager.is_system() {
                         continue;
                     }

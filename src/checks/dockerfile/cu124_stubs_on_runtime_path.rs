@@ -7,7 +7,6 @@ use crate::checks::dockerfile::support::{base_facts, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
-use crate::dockerfile::packages::package_installs;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU124",
@@ -79,8 +78,8 @@ fn image_may_have_stubs(ctx: &DockerfileContext<'_>) -> bool {
         let installs_devel = stage
             .runs
             .iter()
-            .flat_map(|run| package_installs(&run.commands))
-            .flat_map(|install| install.packages)
+            .flat_map(|run| &run.installs)
+            .flat_map(|install| &install.packages)
             .any(|package| !package.is_location && images.devel_package(&package.name).is_some());
         let copies_toolkit = ctx
             .dockerfile

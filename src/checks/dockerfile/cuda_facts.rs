@@ -6,7 +6,7 @@ use crate::checks::dockerfile::support::{base_facts, root_image};
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::Stage;
-use crate::dockerfile::packages::{package_installs, PackageInstall};
+use crate::dockerfile::packages::PackageInstall;
 use crate::knowledge::packages::{CudaPin, SpecCuda};
 use crate::knowledge::Version;
 use crate::source::Span;
@@ -73,15 +73,15 @@ const TORCH_BACKEND_OPTION: &str = "--torch-backend";
 pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
     let mut pins = Vec::new();
     for (run, step) in stage.runs.iter().enumerate() {
-        for install in package_installs(&step.commands) {
+        for install in &step.installs {
             let assignments = step
                 .commands
                 .get(install.command)
                 .map_or(&[][..], |c| c.assignments.as_slice());
             let found = if install.manager.is_python() {
-                python_pins(ctx, stage, assignments, &install)
+                python_pins(ctx, stage, assignments, install)
             } else if install.manager.is_conda() {
-                conda_pins(ctx, &install)
+                conda_pins(ctx, install)
             } else {
                 continue;
             };

@@ -6,7 +6,7 @@ use crate::checks::DockerfileContext;
 use crate::dockerfile::model::{
     BaseImage, DependencyKind, DependencyTarget, ImageRef, ShellCommand, Stage,
 };
-use crate::dockerfile::packages::{package_installs, PackageInstall, RequestedPackage};
+use crate::dockerfile::packages::{PackageInstall, RequestedPackage};
 use crate::dockerfile::shell::command_start;
 use crate::knowledge::images::{glob_matches, BuildSignals};
 use crate::source::Span;
@@ -59,7 +59,7 @@ pub fn shipped_image_compiles(
 
 fn installs_runtime_compiler(stage: &Stage, signals: &BuildSignals) -> bool {
     stage.runs.iter().any(|run| {
-        package_installs(&run.commands)
+        run.installs
             .iter()
             .any(|install| brings_runtime_compiler(install, signals))
     })
@@ -90,7 +90,7 @@ pub fn builds_native_code(stage: &Stage, signals: &BuildSignals) -> bool {
         return true;
     }
     stage.runs.iter().any(|run| {
-        let installs = package_installs(&run.commands);
+        let installs = &run.installs;
         let is_install = |index: usize| installs.iter().any(|i| i.command == index);
         run.commands
             .iter()

@@ -15,7 +15,7 @@ use crate::checks::dockerfile::support;
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::{Command, CopyCommand};
 use crate::dockerfile::model::{DependencyKind, DependencyTarget, RunStep, Stage};
-use crate::dockerfile::packages::{package_installs, PackageInstall, PackageManager};
+use crate::dockerfile::packages::{PackageInstall, PackageManager};
 use crate::knowledge::cupti::{Manager, Need};
 use crate::source::Span;
 
@@ -187,7 +187,7 @@ impl Scan<'_, '_> {
 
     fn run(&mut self, step: &RunStep) {
         let cupti = &self.ctx.knowledge.cupti;
-        let installs = package_installs(&step.commands);
+        let installs = &step.installs;
         for (position, command) in step.commands.iter().enumerate() {
             if let Some(word) = support::rm_target(command, |t| cupti.removals.matches(t)) {
                 self.possibly = false;

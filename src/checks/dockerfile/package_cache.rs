@@ -10,7 +10,6 @@ use crate::checks::dockerfile::support;
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::{RunStep, ShellCommand, Stage};
-use crate::dockerfile::packages::package_installs;
 use crate::dockerfile::shell::command_start;
 use crate::knowledge::cupti::{CacheManager, Hygiene};
 
@@ -81,7 +80,7 @@ impl<'a> CacheEvidence<'a> {
 /// and the other cache-filling subcommands a manager lists.
 fn cache_fills<'a>(hygiene: &'a Hygiene, step: &'a RunStep) -> Vec<Fill<'a>> {
     let mut found: Vec<Fill<'a>> = Vec::new();
-    for install in package_installs(&step.commands) {
+    for install in &step.installs {
         let Some(manager) = hygiene.for_installs_by(install.manager.name()) else {
             continue;
         };
