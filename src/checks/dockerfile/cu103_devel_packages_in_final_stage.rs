@@ -4,10 +4,9 @@
 //! compiles nothing. The package patterns are data (`images.devel_packages`).
 
 use crate::checks::dockerfile::cuda_stages::shipped_image_compiles;
-use crate::checks::dockerfile::support::shipped_stages;
+use crate::checks::dockerfile::support::{base_facts, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::dockerfile::model::BaseImage;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU103",
@@ -36,10 +35,8 @@ impl DockerfileRule for DevelPackagesInFinalStage {
             return;
         }
         // On a devel base these packages add little; CU101 reports the base.
-        if let Some(BaseImage::Image(image)) = chain.first().map(|s| &s.base) {
-            if images.classify(image).is_some_and(|f| f.devel_sized) {
-                return;
-            }
+        if base_facts(ctx, target).is_some_and(|facts| facts.devel_sized) {
+            return;
         }
         for stage in &chain {
             let place = if std::ptr::eq(*stage, *target) {
