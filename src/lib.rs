@@ -12,6 +12,7 @@ pub mod diagnostic;
 pub mod dockerfile;
 pub mod engine;
 pub mod fix;
+pub mod image;
 pub mod knowledge;
 pub mod render;
 pub mod source;

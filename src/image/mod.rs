@@ -1,0 +1,13 @@
+//! Built images: where they come from, how their layers merge into one filesystem, and the facts the
+//! image rules read.
+//!
+//! The pipeline: a source (`source/`) yields the image config and its layers in manifest order; the
+//! layer reader applies each layer to the merged filesystem (`fs.rs`: whiteouts, links, the layer that
+//! owns each path, bytes wasted) and, while a file's bytes stream past, hands it to the content probe
+//! (`probe.rs`), which keeps only what the rules need: the ELF dynamic-linking facts (`elf.rs`) and small
+//! text files (ld.so.conf, version.json, dist-info METADATA). Nothing is extracted to disk. The loader
+//! model (`ldso.rs`) then resolves DT_NEEDED inside the merged tree and the inventory (`inventory.rs`)
+//! lists the CUDA content. `facts.rs` is the contract between those parts.
+
+pub mod facts;
+pub mod probe;
