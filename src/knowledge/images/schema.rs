@@ -131,6 +131,9 @@ pub struct ReleaseToml {
     pub superseded_by: Option<Version>,
     #[serde(default = "default_true")]
     pub complete: bool,
+    /// Tags of this release also existed without the OS (`10.0-devel`).
+    #[serde(default)]
+    pub os_optional: bool,
     #[serde(default)]
     pub published: Vec<PublishedToml>,
     pub source: String,

@@ -240,7 +240,8 @@ impl ImageKnowledge {
         if parsed.variant.is_none() {
             problems.push(TagProblem::MissingVariant);
         }
-        if parsed.os.is_none() {
+        let os_optional = self.release(parsed.version).is_some_and(|r| r.os_optional);
+        if parsed.os.is_none() && !os_optional {
             problems.push(TagProblem::MissingOs);
         }
         if !problems.is_empty() {

@@ -199,6 +199,8 @@ pub struct CudaRelease {
     pub status: ReleaseStatus,
     pub eol_since: Option<String>,
     pub superseded_by: Option<Version>,
+    /// Tags without the OS part (`10.0-devel`) were published too.
+    pub os_optional: bool,
     /// `published` lists every tag (else only those seen).
     pub complete: bool,
     pub published: Vec<Published>,
@@ -351,6 +353,7 @@ impl ImageKnowledge {
                         status,
                         eol_since: r.eol_since,
                         superseded_by: r.superseded_by,
+                        os_optional: r.os_optional,
                         complete: r.complete,
                         published: r
                             .published
