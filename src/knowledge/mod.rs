@@ -24,6 +24,7 @@
 //! point at the exact line of a bad value; areas without one are located at
 //! their table.
 
+pub mod clock;
 pub mod cupti;
 pub mod images;
 pub mod packages;
@@ -192,7 +193,7 @@ impl Knowledge {
         })?;
         if let Some(date) = file.checked {
             let date = date.to_string();
-            if self.checked.as_ref().is_none_or(|known| *known < date) {
+            if self.checked.as_ref().map_or(true, |known| *known < date) {
                 self.checked = Some(date);
             }
         }

@@ -68,7 +68,7 @@ pub struct Release {
     pub label: String,
     /// Minimum Linux x86_64 driver.
     pub driver: Version,
-    /// False for rows the knowledge base has from a single source.
+    /// False for rows no primary source confirms; they decide no finding.
     #[serde(default = "yes")]
     pub confirmed: bool,
     pub source: String,

@@ -134,6 +134,10 @@ pub struct ReleaseToml {
     /// Tags of this release also existed without the OS (`10.0-devel`).
     #[serde(default)]
     pub os_optional: bool,
+    /// OSes with no tags of this release at all, even where `published` is
+    /// incomplete (Ubuntu 20.04 for 13.x: dropped by CUDA 13.0).
+    #[serde(default)]
+    pub unpublished_os: Vec<String>,
     #[serde(default)]
     pub published: Vec<PublishedToml>,
     pub source: String,

@@ -286,8 +286,8 @@ impl ImageKnowledge {
     }
 
     /// A major.minor with no catalogued release, lying between catalogued
-    /// ones (`12.7`, `10.3`). Versions newer than the catalogue are unknown,
-    /// not wrong.
+    /// ones (`12.7`, `10.3`) or too far past the newest one (`13.9`). The
+    /// next minor past the catalogue is unknown, not wrong.
     fn major_minor_never_published(&self, version: Version) -> bool {
         let wanted = version.major_minor();
         let known = |v: Version| v.major_minor() == wanted;
@@ -296,7 +296,17 @@ impl ImageKnowledge {
         }
         let newest = self.releases.first().map(|r| r.version.major_minor());
         let oldest = self.releases.last().map(|r| r.version.major_minor());
-        matches!((oldest, newest), (Some(lo), Some(hi)) if lo < wanted && wanted < hi)
+        if matches!((oldest, newest), (Some(lo), Some(hi)) if lo < wanted && wanted < hi) {
+            return true;
+        }
+        // Past the catalogue, only the next minor (or the next major's first
+        // releases) can have appeared since the knowledge was checked; a
+        // version further out (13.9 when 13.4 is the newest) is not published.
+        match newest {
+            Some(hi) if wanted.major() == hi.major() => wanted.minor() > hi.minor() + 1,
+            Some(hi) => wanted.major() > hi.major() + 1,
+            None => false,
+        }
     }
 }
 

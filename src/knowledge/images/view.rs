@@ -201,6 +201,8 @@ pub struct CudaRelease {
     pub superseded_by: Option<Version>,
     /// Tags without the OS part (`10.0-devel`) were published too.
     pub os_optional: bool,
+    /// OSes known to have no tags of this release.
+    pub unpublished_os: Vec<String>,
     /// `published` lists every tag (else only those seen).
     pub complete: bool,
     pub published: Vec<Published>,
@@ -235,6 +237,9 @@ impl CudaRelease {
     pub fn publishes(&self, middle: &str, os: &str) -> Option<bool> {
         if self.middles_for(os).contains(&middle) {
             return Some(true);
+        }
+        if self.unpublished_os.iter().any(|o| o == os) {
+            return Some(false);
         }
         (self.complete && !self.published.is_empty()).then_some(false)
     }
@@ -354,6 +359,7 @@ impl ImageKnowledge {
                         eol_since: r.eol_since,
                         superseded_by: r.superseded_by,
                         os_optional: r.os_optional,
+                        unpublished_os: r.unpublished_os,
                         complete: r.complete,
                         published: r
                             .published
