@@ -202,5 +202,7 @@ fn source_of_note(note: &str) -> Option<&str> {
         return Some(rest);
     }
     let (head, rest) = note.split_once(" facts: ")?;
-    head.chars().all(|c| c.is_ascii_alphabetic() || c == ' ').then_some(rest)
+    head.chars()
+        .all(|c| c.is_ascii_alphabetic() || c == ' ')
+        .then_some(rest)
 }

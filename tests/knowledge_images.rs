@@ -230,7 +230,10 @@ fn eol_lookup_follows_catalogue_and_policy() {
     // Every 12.x image set went EOL with R535 (June 2026).
     let twelve = k.eol(v("12.9.1")).unwrap();
     assert_eq!(twelve.since.as_deref(), Some("2026-06-01"));
-    assert!(twelve.supported_alternatives.iter().all(|a| a.major() == 13));
+    assert!(twelve
+        .supported_alternatives
+        .iter()
+        .all(|a| a.major() == 13));
     assert_eq!(
         k.eol(v("14.0.0")),
         None,

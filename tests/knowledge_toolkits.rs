@@ -53,7 +53,10 @@ fn release_rows_follow_update_numbers() {
     // 13.3 and 13.4 have rows of their own (13.4's third field is a build).
     assert_eq!(driver("13.3.1").as_deref(), Some("610.43.02"));
     assert_eq!(driver("13.4.2").as_deref(), Some("615.0"));
-    assert_eq!(t.driver_branch(v("580.95.05")).unwrap().eol.as_deref(), Some("2028-06-01"));
+    assert_eq!(
+        t.driver_branch(v("580.95.05")).unwrap().eol.as_deref(),
+        Some("2028-06-01")
+    );
 }
 
 #[test]

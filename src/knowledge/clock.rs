@@ -92,7 +92,10 @@ mod tests {
         let d = Date::parse("2026-06-01").unwrap();
         assert_eq!(Date::from_days(d.days()), d);
         assert_eq!(d.plus_months(6).to_string(), "2026-12-01");
-        assert_eq!(Date::parse("2026-11").unwrap().plus_months(2).to_string(), "2027-01-01");
+        assert_eq!(
+            Date::parse("2026-11").unwrap().plus_months(2).to_string(),
+            "2027-01-01"
+        );
         assert_eq!(Date::parse("2026-11-23").unwrap().days() - d.days(), 175);
         assert_eq!(Date::parse("nope"), None);
     }

@@ -26,6 +26,7 @@
 
 pub mod clock;
 pub mod cupti;
+pub mod freshness;
 pub mod images;
 pub mod packages;
 pub mod toolkits;

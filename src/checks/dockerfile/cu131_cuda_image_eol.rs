@@ -81,7 +81,10 @@ impl DeletionState {
         if eol.status == ReleaseStatus::Removed {
             return DeletionState::Deleted { on: None };
         }
-        let on = match (eol.since.as_deref().and_then(Date::parse), eol.deletion_after_months) {
+        let on = match (
+            eol.since.as_deref().and_then(Date::parse),
+            eol.deletion_after_months,
+        ) {
             (Some(since), Some(months)) => Some(since.plus_months(months)),
             _ => None,
         };
@@ -209,7 +212,9 @@ fn replacement(images: &ImageKnowledge, eol: &EolInfo, tag: &CudaTag) -> Replace
             published_os.join(", ")
         )
     };
-    let major = new_major(first).map(|m| format!("; {m}")).unwrap_or_default();
+    let major = new_major(first)
+        .map(|m| format!("; {m}"))
+        .unwrap_or_default();
     Replacement {
         help: format!("move to a supported CUDA image release: {first}"),
         note: Some(format!("{change}{major}")),
