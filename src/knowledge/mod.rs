@@ -18,8 +18,9 @@
 //! - `pub fn extend(&mut self, other: Self)`: add a later file's entries;
 //!   an entry with the same key as an existing one replaces it.
 //!
-//! Every entry in the TOML carries a `source` naming where the fact comes
-//! from (the source keys of `cuda-packaging.md`). An area may also expose a
+//! Every entry in the TOML carries a `source` a user can open (a URL or
+//! `owner/repo@rev:path`, or what was checked on a real system;
+//! `tests/knowledge_sources.rs` enforces it). An area may also expose a
 //! serde type for its table (as `images::ImagesToml`) so that the loader can
 //! point at the exact line of a bad value; areas without one are located at
 //! their table.
