@@ -52,7 +52,7 @@ pub fn facts_for(knowledge: &Knowledge, image: &ImageRef, on: Date) -> Vec<Fact>
         facts.push(Fact {
             name,
             value,
-            source: source.map(str::to_string),
+            source: source.filter(|s| !s.is_empty()).map(str::to_string),
         })
     };
     let Some(base) = images.classify(image) else {

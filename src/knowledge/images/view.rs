@@ -450,6 +450,9 @@ impl ImageKnowledge {
             self.mirrors.retain(|mine| mine.prefix != m.prefix);
             self.mirrors.push(m);
         }
+        if !other.nvidia_cuda_source.is_empty() {
+            self.nvidia_cuda_source = other.nvidia_cuda_source;
+        }
         for repo in other.nvidia_cuda_repositories {
             if !self.nvidia_cuda_repositories.contains(&repo) {
                 self.nvidia_cuda_repositories.push(repo);
