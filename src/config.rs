@@ -31,6 +31,9 @@ pub struct Settings {
     /// Extra knowledge files (`rules/*.toml` format) layered over the
     /// embedded knowledge, in order.
     pub knowledge_files: Vec<PathBuf>,
+    /// Where the team hosts the rule docs (`doc-url-base`); findings link
+    /// to `<base>/<CODE>.md`. None by default: no link rather than a dead one.
+    pub doc_url_base: Option<String>,
 }
 
 /// The lowest severity that makes `cudalint` exit with status 1.
@@ -129,6 +132,7 @@ struct RawConfig {
     registries: RawRegistries,
     #[serde(default)]
     knowledge: Vec<String>,
+    doc_url_base: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -238,6 +242,7 @@ pub fn parse(text: &str, path: &Path, rules: &[&'static RuleMeta]) -> Result<Con
             target_gpus: raw.target.gpus,
             trusted_registries: raw.registries.trusted,
             knowledge_files: raw.knowledge.iter().map(|f| base_dir.join(f)).collect(),
+            doc_url_base: raw.doc_url_base,
         },
     })
 }
