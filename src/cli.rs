@@ -8,15 +8,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::checks::{Category, FixAvailability, RuleMeta};
 use crate::config::{self, Config, FailureThreshold};
 use crate::diagnostic::Diagnostic;
+use crate::discover;
 use crate::dockerfile::model::BuildOptions;
 use crate::engine::{self, Engine, EngineOptions, Input};
 use crate::fix::{self, FixOptions};
 use crate::knowledge::Knowledge;
+use crate::plugin;
 use crate::render::{self, FailedInput, Format, Report};
 use crate::source::SourceFile;
 
@@ -56,6 +58,8 @@ enum Command {
         /// A rule code (`CU002`) or name (`unknown-stage-reference`).
         rule: String,
     },
+    /// Install this binary as the Docker CLI plugin `docker cudalint`.
+    InstallPlugin(InstallPluginArgs),
     /// Print a shell completion script.
     Completions {
         #[arg(value_enum)]
@@ -65,8 +69,10 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct LintArgs {
-    /// Dockerfiles to lint; `-` reads standard input.
-    #[arg(value_name = "FILE", required = true)]
+    /// Dockerfiles to lint, or directories to search for them (Dockerfile,
+    /// Containerfile, *.Dockerfile, Dockerfile.*; .gitignore is honoured);
+    /// `-` reads standard input.
+    #[arg(value_name = "FILE|DIR", required = true)]
     files: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -130,6 +136,19 @@ struct CommonArgs {
     ignore: Vec<String>,
 }
 
+#[derive(Debug, Args)]
+struct InstallPluginArgs {
+    /// Into $DOCKER_CONFIG/cli-plugins or ~/.docker/cli-plugins (the default).
+    #[arg(long, conflicts_with = "system")]
+    user: bool,
+    /// Into /usr/local/lib/docker/cli-plugins, for every user.
+    #[arg(long)]
+    system: bool,
+    /// Copy the binary instead of linking to it.
+    #[arg(long)]
+    copy: bool,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 enum ColorChoice {
     Auto,
@@ -152,7 +171,23 @@ fn parse_build_arg(text: &str) -> Result<(String, String), String> {
 /// Parse `args` and run; usage errors print clap's message and give 2
 /// (help and version give 0). Errors are for the caller to print.
 pub fn main_with(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode> {
-    let cli = match Cli::try_parse_from(args) {
+    let mut command = Cli::command();
+    let args = match plugin::classify(args.into_iter().collect()) {
+        plugin::Invocation::Metadata => {
+            println!("{}", serde_json::to_string_pretty(&plugin::metadata())?);
+            return Ok(ExitCode::SUCCESS);
+        }
+        plugin::Invocation::Run { args, as_plugin } => {
+            if as_plugin {
+                command = command.bin_name(format!("docker {}", plugin::PLUGIN_NAME));
+            }
+            args
+        }
+    };
+    let parsed = command
+        .try_get_matches_from(args)
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => {
             error.print()?;
@@ -182,6 +217,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Explain { rule }) => explain(&rule, out),
+        Some(Command::InstallPlugin(args)) => install_plugin(&args, out),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(shell, &mut Cli::command(), "cudalint", out);
             Ok(ExitCode::SUCCESS)
@@ -259,8 +295,7 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut inputs: Vec<String> = Vec::new();
     let mut failed_inputs: Vec<FailedInput> = Vec::new();
-    for file in &args.files {
-        let input = Input::from_arg(file);
+    for input in lint_inputs(&args.files, &mut failed_inputs) {
         match resolved.engine.lint_input(&input) {
             Ok(linted) => {
                 inputs.push(linted.source.name.clone());
@@ -295,6 +330,38 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     } else {
         exit_for(&diagnostics, resolved.threshold)
     })
+}
+
+/// The inputs that `files` name: a directory stands for the Dockerfiles
+/// found under it. A directory that cannot be walked, or holds none, is a
+/// failed input (exit 2): `cudalint src/` passing with nothing linted would
+/// hide a typo in a CI configuration.
+fn lint_inputs(files: &[PathBuf], failed_inputs: &mut Vec<FailedInput>) -> Vec<Input> {
+    let mut inputs = Vec::new();
+    for file in files {
+        let input = Input::from_arg(file);
+        if !matches!(&input, Input::Path(path) if path.is_dir()) {
+            inputs.push(input);
+            continue;
+        }
+        let message = match discover::find_dockerfiles(file) {
+            Ok(found) if !found.is_empty() => {
+                inputs.extend(found.into_iter().map(Input::Path));
+                continue;
+            }
+            Ok(_) => format!(
+                "it is a directory with no Dockerfile in it (looked for {})",
+                discover::DOCKERFILE_NAMES
+            ),
+            Err(error) => format!("cannot search the directory: {error}"),
+        };
+        eprintln!("cudalint: error: {}: {message}", input.name());
+        failed_inputs.push(FailedInput {
+            name: input.name(),
+            message,
+        });
+    }
+    inputs
 }
 
 fn fix(args: FixArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
@@ -343,6 +410,32 @@ fn fix(args: FixArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         remaining.extend(outcome.remaining);
     }
     Ok(exit_for(&remaining, resolved.threshold))
+}
+
+fn install_plugin(args: &InstallPluginArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let scope = if args.system {
+        plugin::PluginScope::System
+    } else {
+        plugin::PluginScope::User
+    };
+    let mode = if args.copy {
+        plugin::InstallMode::Copy
+    } else {
+        plugin::InstallMode::Symlink
+    };
+    let binary = std::env::current_exe().context("cannot find this program's own path")?;
+    let installed = plugin::install(&binary, &plugin::plugin_dir(scope)?, mode)?;
+    let how = match mode {
+        plugin::InstallMode::Symlink => "linked to",
+        plugin::InstallMode::Copy => "copied from",
+    };
+    writeln!(
+        out,
+        "installed {} ({how} {}); try `docker cudalint --help`",
+        installed.display(),
+        binary.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn exit_for(diagnostics: &[Diagnostic], threshold: FailureThreshold) -> ExitCode {
