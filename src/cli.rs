@@ -332,21 +332,28 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     })
 }
 
-/// The inputs that `files` name: a directory stands for the Dockerfiles
-/// found under it. A directory that cannot be walked, or holds none, is a
+/// The inputs that `files` name, each once: a directory stands for the
+/// Dockerfiles found under it. A directory that cannot be walked, or holds none, is a
 /// failed input (exit 2): `cudalint src/` passing with nothing linted would
 /// hide a typo in a CI configuration.
 fn lint_inputs(files: &[PathBuf], failed_inputs: &mut Vec<FailedInput>) -> Vec<Input> {
     let mut inputs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut add = |input: Input, inputs: &mut Vec<Input>| match &input {
+        Input::Path(path) if !seen.insert(path.clone()) => {}
+        _ => inputs.push(input),
+    };
     for file in files {
         let input = Input::from_arg(file);
         if !matches!(&input, Input::Path(path) if path.is_dir()) {
-            inputs.push(input);
+            add(input, &mut inputs);
             continue;
         }
         let message = match discover::find_dockerfiles(file) {
             Ok(found) if !found.is_empty() => {
-                inputs.extend(found.into_iter().map(Input::Path));
+                for path in found {
+                    add(Input::Path(path), &mut inputs);
+                }
                 continue;
             }
             Ok(_) => format!(
