@@ -124,10 +124,8 @@ struct CommonArgs {
     /// The stage being built, as `docker build --target`.
     #[arg(long, value_name = "STAGE")]
     target: Option<String>,
-    /// Driver version of the hosts the image runs on, or `host` for this
-    /// machine's driver.
-    #[arg(long, value_name = "VERSION|host")]
-    driver: Option<String>,
+    #[command(flatten)]
+    fleet: TargetFleetArgs,
     /// Extra knowledge file layered over the built-in facts (repeatable).
     #[arg(long, value_name = "FILE")]
     knowledge: Vec<PathBuf>,
@@ -147,6 +145,39 @@ struct InstallPluginArgs {
     /// Copy the binary instead of linking to it.
     #[arg(long)]
     copy: bool,
+}
+
+/// The hosts the image will run on; over `.cudalint.toml`'s `[target]`.
+/// One struct so every command that judges an image for its fleet (`lint`,
+/// `fix`, and later `image` and `build`) takes the same flags.
+#[derive(Debug, Args)]
+struct TargetFleetArgs {
+    /// Driver version of the hosts the image runs on, or `host` for this
+    /// machine's driver.
+    #[arg(long, value_name = "VERSION|host")]
+    driver: Option<String>,
+    /// A GPU architecture of those hosts, e.g. `sm_90` (repeatable; replaces
+    /// the configuration's `gpus`).
+    #[arg(long = "gpu", value_name = "SM")]
+    gpus: Vec<String>,
+}
+
+impl TargetFleetArgs {
+    /// Put the flags over the configuration's `[target]` in `settings`.
+    fn apply(&self, settings: &mut config::Settings) -> anyhow::Result<()> {
+        if let Some(driver) = &self.driver {
+            settings.target_driver = Some(if driver == "host" {
+                crate::knowledge::toolkits::host_driver_version()
+                    .map_err(|reason| anyhow::anyhow!("--driver host: {reason}"))?
+            } else {
+                driver.clone()
+            });
+        }
+        if !self.gpus.is_empty() {
+            settings.target_gpus = self.gpus.clone();
+        }
+        Ok(())
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -253,14 +284,7 @@ fn resolve(common: &CommonArgs, threshold: Option<FailureThreshold>) -> anyhow::
         }
     }
     let mut settings = config.settings;
-    if let Some(driver) = &common.driver {
-        settings.target_driver = Some(if driver == "host" {
-            crate::knowledge::toolkits::host_driver_version()
-                .map_err(|reason| anyhow::anyhow!("--driver host: {reason}"))?
-        } else {
-            driver.clone()
-        });
-    }
+    common.fleet.apply(&mut settings)?;
     settings
         .knowledge_files
         .extend(common.knowledge.iter().cloned());
@@ -549,4 +573,37 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
 /// The exit status for an error that stopped the run.
 pub fn error_exit_code() -> ExitCode {
     ExitCode::from(EXIT_ERROR)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fleet_flags_replace_the_configured_target() {
+        let cli = Cli::try_parse_from([
+            "cudalint",
+            "--driver",
+            "550.54.15",
+            "--gpu",
+            "sm_80",
+            "--gpu",
+            "sm_90",
+            "Dockerfile",
+        ])
+        .unwrap();
+        let mut settings = config::Settings {
+            target_driver: Some("535.104.05".into()),
+            target_gpus: vec!["sm_70".into()],
+            ..config::Settings::default()
+        };
+        cli.lint.common.fleet.apply(&mut settings).unwrap();
+        assert_eq!(settings.target_driver.as_deref(), Some("550.54.15"));
+        assert_eq!(settings.target_gpus, ["sm_80", "sm_90"]);
+
+        let cli = Cli::try_parse_from(["cudalint", "Dockerfile"]).unwrap();
+        cli.lint.common.fleet.apply(&mut settings).unwrap();
+        assert_eq!(settings.target_driver.as_deref(), Some("550.54.15"));
+        assert_eq!(settings.target_gpus, ["sm_80", "sm_90"]);
+    }
 }
