@@ -2,13 +2,13 @@
 //! a devel base (nvcc, headers, static libraries, Nsight) although the final
 //! stage compiles nothing. A runtime base is several GiB smaller.
 
-use crate::checks::dockerfile::cuda_stages::shipped_image_compiles;
+use crate::checks::dockerfile::cuda_stages::{is_base_image_file, shipped_image_compiles};
 use crate::checks::dockerfile::cupti_use::{cupti_use, CuptiProvided};
 use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{shipped_stages, span_text};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
-use crate::dockerfile::model::{BaseImage, Stage};
+use crate::dockerfile::model::{BaseImage, ImageRef, Stage};
 use crate::knowledge::images::{BaseImageFacts, Variant};
 use crate::source::Span;
 
@@ -50,8 +50,17 @@ impl DockerfileRule for DevelImageInFinalStage {
         if shipped_image_compiles(ctx, &chain, &images.build_signals) {
             return;
         }
+        // A file with no CMD (and no entrypoint of its own) builds a base
+        // for other builds: the toolkit is its product, not dead weight.
+        if is_base_image_file(ctx, &chain) {
+            return;
+        }
         let stage_name = stage_label(target);
-        let saving = saving_text(ctx, &facts);
+        if facts.family.starts_with(NGC_PREFIX) && facts.family != "nvcr.io/nvidia/cuda" {
+            out.push(ngc_finding(root, image, &stage_name, &facts));
+            return;
+        }
+        let saving = "; a runtime base leaves out nvcc, the headers, the static libraries and Nsight (several GiB uncompressed)";
         let message = if std::ptr::eq(*target, *root) {
             format!(
                 "{stage_name} runs on the devel image `{}` but builds nothing{saving}",
@@ -129,6 +138,29 @@ fn cupti_loss(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> Option<String> {
     })
 }
 
+/// NGC's registry namespace: its framework images (PyTorch, TensorFlow,
+/// JAX, Triton server, NeMo…) are published only as full devel-sized images.
+const NGC_PREFIX: &str = "nvcr.io/nvidia/";
+
+/// An NGC framework image has no runtime variant to switch to: moving to
+/// `nvidia/cuda` runtime plus pip wheels is a rebuild that drops NGC's own
+/// builds of the framework and its libraries, not a safe tag change. So
+/// the finding is information, with advice that does not break the image.
+fn ngc_finding(root: &Stage, image: &ImageRef, stage_name: &str, facts: &BaseImageFacts) -> Diagnostic {
+    let mut diagnostic = Diagnostic::at(
+        &META,
+        root.base_span,
+        format!(
+            "{stage_name} ships the NGC framework image `{}`, which carries the whole CUDA toolkit (nvcc, headers, static libraries) although the build compiles nothing",
+            image.text
+        ),
+    )
+    .with_help("NGC publishes no runtime variant of its framework images: keep it if you rely on NGC's own builds of the framework and libraries; to slim the image, rebuild it on `nvidia/cuda:<version>-runtime-<os>` with the framework's wheels and test it, since that replaces the framework build")
+    .with_note(format!("devel facts: {}", facts.source));
+    diagnostic.severity = Severity::Info;
+    diagnostic
+}
+
 /// `reference` with its tag replaced by `tag`.
 fn with_tag(reference: &str, old: Option<&str>, tag: &str) -> String {
     match old.and_then(|old| reference.strip_suffix(old)) {
@@ -156,20 +188,6 @@ fn chain_text(chain: &[&Stage]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" → ")
-}
-
-/// ", a runtime base is ≈N GiB smaller (…)" when the data has the number.
-fn saving_text(ctx: &DockerfileContext<'_>, facts: &BaseImageFacts) -> String {
-    // The devel layer size is measured on nvidia/cuda devel; pytorch devel
-    // images are built on it, NGC images are not measured.
-    let measured = facts.variant == Some(Variant::Devel) && !facts.is_unknown("has_compiler");
-    match ctx.knowledge.images.devel_over_runtime_mib() {
-        Some((mib, _)) if measured => format!(
-            "; a runtime base is ≈{:.1} GiB smaller (uncompressed)",
-            mib as f64 / 1024.0
-        ),
-        _ => "; it carries a compiler, headers and static libraries it does not need".into(),
-    }
 }
 
 /// The published runtime tag for an nvidia/cuda devel tag.

@@ -3,7 +3,7 @@
 //! `ParseBool` terms) or empties `NVIDIA_REQUIRE_CUDA`.
 
 use crate::checks::dockerfile::runtime_env;
-use crate::checks::dockerfile::support::shipped_stages;
+use crate::checks::dockerfile::support::{base_facts, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 
@@ -29,6 +29,16 @@ impl DockerfileRule for RequireCheckDisabled {
         let chain = shipped_stages(ctx.model);
         let Some(target) = chain.last() else { return };
         let settings = runtime_env::settings(ctx, &chain);
+        // NVIDIA_DISABLE_REQUIRE only turns off requirements the image
+        // states: on an image that is no CUDA image (a DCGM exporter or
+        // device plugin on distroless or plain Ubuntu, using only NVML)
+        // and sets no requirement itself, there is nothing to turn off.
+        let states_requirement = base_facts(ctx, target).is_some_and(|f| f.cuda.is_some())
+            || runtime_env::last_env(&settings, &runtime.require_cuda_var).is_some()
+            || runtime_env::last_env(&settings, &runtime.legacy_version_var).is_some();
+        if !states_requirement {
+            return;
+        }
         // The expanded value where the model knows it, else the literal.
         let value_of = |setting: &runtime_env::Setting<'_>| -> Option<String> {
             if !setting.value.contains('$') {
