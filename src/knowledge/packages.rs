@@ -269,12 +269,16 @@ impl PackageKnowledge {
         merge(&mut self.pypi_defaults, other.pypi_defaults, |a, b| {
             a.package == b.package && a.versions == b.versions
         });
-        merge(&mut self.torch_cuda_builds, other.torch_cuda_builds, |a, b| {
-            a.release == b.release
-        });
-        merge(&mut self.runtime_compilers, other.runtime_compilers, |a, b| {
-            a.names == b.names && a.installer == b.installer
-        });
+        merge(
+            &mut self.torch_cuda_builds,
+            other.torch_cuda_builds,
+            |a, b| a.release == b.release,
+        );
+        merge(
+            &mut self.runtime_compilers,
+            other.runtime_compilers,
+            |a, b| a.names == b.names && a.installer == b.installer,
+        );
         merge(&mut self.extras, other.extras, |a, b| {
             a.package == b.package && a.extra == b.extra
         });
@@ -404,7 +408,11 @@ impl PackageKnowledge {
     /// Where pip takes the requirement `spec` from when PyPI and an extra
     /// PyTorch index of `index_cuda` are both in play. `None` when `spec`
     /// is not a plain `torch` requirement (a `+cuXYZ` label pins itself).
-    pub fn torch_with_extra_index(&self, spec: &str, index_cuda: Version) -> Option<ExtraIndexTorch> {
+    pub fn torch_with_extra_index(
+        &self,
+        spec: &str,
+        index_cuda: Version,
+    ) -> Option<ExtraIndexTorch> {
         let requirement = Requirement::parse(spec)?;
         if requirement.name != "torch" || requirement.local_label().is_some() {
             return None;
@@ -769,6 +777,74 @@ mod tests {
 
     fn v(text: &str) -> Version {
         Version::parse(text).unwrap()
+    }
+
+    fn embedded() -> PackageKnowledge {
+        PackageKnowledge::embedded().unwrap()
+    }
+
+    fn pypi_cuda(outcome: Option<ExtraIndexTorch>) -> Option<(Version, Version, bool)> {
+        match outcome {
+            Some(ExtraIndexTorch::FromPypi(p)) => Some((p.release, p.cuda, p.newest)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn an_extra_index_without_the_release_leaves_torch_to_pypi() {
+        let k = embedded();
+        // torch 2.6 was published for cu118, cu124, cu126 only.
+        assert_eq!(
+            pypi_cuda(k.torch_with_extra_index("torch==2.6.0", v("12.1"))),
+            Some((v("2.6"), v("12.4"), false))
+        );
+        assert_eq!(
+            k.torch_with_extra_index("torch==2.6.0", v("12.6")),
+            Some(ExtraIndexTorch::FromIndex)
+        );
+        // A `+cu121` label pins itself; other packages are not torch.
+        assert_eq!(
+            k.torch_with_extra_index("torch==2.5.1+cu121", v("12.1")),
+            None
+        );
+        assert_eq!(k.torch_with_extra_index("numpy==1.26.4", v("12.1")), None);
+    }
+
+    #[test]
+    fn an_unpinned_torch_takes_the_newest_release() {
+        let k = embedded();
+        let newest = k.newest_pypi_release("torch").unwrap();
+        // The cu118 index stopped at 2.7 while 2.8 and 2.9 went on without it.
+        assert_eq!(k.newest_torch_build(v("11.8")), Some(v("2.7")));
+        let (release, _, is_newest) =
+            pypi_cuda(k.torch_with_extra_index("torch>=2.0", v("11.8"))).unwrap();
+        assert_eq!((release, is_newest), (newest, true));
+        // An upper bound is not judged.
+        assert_eq!(
+            k.torch_with_extra_index("torch<2.5", v("11.8")),
+            Some(ExtraIndexTorch::Unknown)
+        );
+    }
+
+    #[test]
+    fn pypi_defaults_cover_every_torch_release_from_1_13() {
+        let k = embedded();
+        for (release, cuda) in [
+            ("1.13", "11.7"),
+            ("2.0", "11.7"),
+            ("2.4", "12.1"),
+            ("2.6", "12.4"),
+            ("2.7", "12.6"),
+            ("2.10", "12.8"),
+            ("2.14", "13.0"),
+            ("2.15", "13.2"),
+        ] {
+            assert_eq!(
+                k.pypi_default("torch", v(release)).map(|d| d.cuda),
+                Some(v(cuda)),
+                "torch {release}"
+            );
+        }
     }
 
     #[test]

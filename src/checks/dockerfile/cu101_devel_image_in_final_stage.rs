@@ -56,7 +56,7 @@ impl DockerfileRule for DevelImageInFinalStage {
             return;
         }
         let stage_name = stage_label(target);
-        if facts.family.starts_with(NGC_PREFIX) && facts.family != "nvcr.io/nvidia/cuda" {
+        if is_ngc_framework(&image.text) {
             out.push(ngc_finding(root, image, &stage_name, &facts));
             return;
         }
@@ -142,11 +142,25 @@ fn cupti_loss(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> Option<String> {
 /// JAX, Triton server, NeMo…) are published only as full devel-sized images.
 const NGC_PREFIX: &str = "nvcr.io/nvidia/";
 
+/// An NGC image other than NGC's copy of `nvidia/cuda` (which has runtime tags).
+fn is_ngc_framework(reference: &str) -> bool {
+    reference
+        .strip_prefix(NGC_PREFIX)
+        .is_some_and(|repository| {
+            !repository.starts_with("cuda:") && !repository.starts_with("cuda@")
+        })
+}
+
 /// An NGC framework image has no runtime variant to switch to: moving to
 /// `nvidia/cuda` runtime plus pip wheels is a rebuild that drops NGC's own
 /// builds of the framework and its libraries, not a safe tag change. So
 /// the finding is information, with advice that does not break the image.
-fn ngc_finding(root: &Stage, image: &ImageRef, stage_name: &str, facts: &BaseImageFacts) -> Diagnostic {
+fn ngc_finding(
+    root: &Stage,
+    image: &ImageRef,
+    stage_name: &str,
+    facts: &BaseImageFacts,
+) -> Diagnostic {
     let mut diagnostic = Diagnostic::at(
         &META,
         root.base_span,

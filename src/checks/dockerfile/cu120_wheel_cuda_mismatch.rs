@@ -51,10 +51,27 @@ fn build_advice(ctx: &DockerfileContext<'_>, pin: &StagePin, have: Version) -> S
                 "torch {release} was published for {published} only{newest}: pick a release and `--index-url {TORCH_INDEX}cuXYZ` that match the base, or a base image of the wheel's CUDA"
             )
         }
+        None if is_torch(&pin.text) => match packages.newest_torch_build(have) {
+            Some(last) => format!(
+                "pin a torch release that has a CUDA {have} build (the newest is {last}) and install it with `--index-url {TORCH_INDEX}{tag}`, or start from a base image of the wheel's CUDA"
+            ),
+            None => format!(
+                "no torch release in cudalint's data has a `{tag}` build: start from a base image of the wheel's CUDA"
+            ),
+        },
         None => format!(
             "install the build for CUDA {have} (PyTorch: `--index-url {TORCH_INDEX}{tag}` where the release has one), or start from a base image of the package's CUDA"
         ),
     }
+}
+
+/// A requirement of torch without an exact release (`torch`, `torch>=2`).
+fn is_torch(spec: &str) -> bool {
+    let spec = spec.trim_matches(['"', '\'']);
+    spec == "torch"
+        || spec
+            .strip_prefix("torch")
+            .is_some_and(|rest| rest.starts_with(['>', '<', '~', '!', '=', ' ']))
 }
 
 /// The torch release (`2.6`) a `torch==2.6.0` requirement names.

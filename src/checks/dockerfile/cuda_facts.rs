@@ -143,9 +143,11 @@ fn python_pins<'i>(
         })
         .collect();
     let has_primary = indexes.iter().any(|(_, primary)| *primary);
-    let env_index = stage.env.iter().chain(assignments).any(|(key, value)| {
-        INDEX_ENV_VARS.contains(&key.as_str()) && !value.trim().is_empty()
-    });
+    let env_index = stage
+        .env
+        .iter()
+        .chain(assignments)
+        .any(|(key, value)| INDEX_ENV_VARS.contains(&key.as_str()) && !value.trim().is_empty());
     let other_index = !indexes.is_empty() || backend.is_some() || env_index;
     let pip_extra_only = install.manager == PackageManager::Pip && !has_primary && !env_index;
     let mut found: Vec<FoundPin<'i>> = Vec::new();

@@ -3,12 +3,12 @@
 //! a devel image), and every image reference the build pulls.
 
 use crate::checks::DockerfileContext;
+use crate::dockerfile::ast::{Command, ShellOrExec};
 use crate::dockerfile::model::{
     BaseImage, DependencyKind, DependencyTarget, ImageRef, ShellCommand, Stage,
 };
 use crate::dockerfile::packages::{PackageInstall, RequestedPackage};
 use crate::dockerfile::shell::command_start;
-use crate::dockerfile::ast::{Command, ShellOrExec};
 use crate::knowledge::images::{glob_matches, BuildSignals};
 use crate::knowledge::packages::RuntimeCompiler;
 use crate::source::Span;
@@ -81,22 +81,36 @@ impl std::ops::Deref for Signals<'_> {
 /// Whether the shipped image's CMD or ENTRYPOINT runs a compiler or a
 /// build (`nvcc`, `make`, `python setup.py`, `pip install -e .`): then it
 /// compiles where it runs and needs the devel parts.
-fn start_command_compiles(ctx: &DockerfileContext<'_>, shipped: &[&Stage], signals: &Signals<'_>) -> bool {
+fn start_command_compiles(
+    ctx: &DockerfileContext<'_>,
+    shipped: &[&Stage],
+    signals: &Signals<'_>,
+) -> bool {
     shipped
         .iter()
-        .flat_map(|stage| ctx.dockerfile.instructions.get(stage.instructions.clone()).unwrap_or_default())
+        .flat_map(|stage| {
+            ctx.dockerfile
+                .instructions
+                .get(stage.instructions.clone())
+                .unwrap_or_default()
+        })
         .filter_map(|instruction| match &instruction.command {
             Command::Cmd(line) | Command::Entrypoint(line) => Some(line),
             _ => None,
         })
         .any(|line| {
             let words: Vec<&str> = match line {
-                ShellOrExec::Exec(words) => words.iter().flat_map(|w| w.text.split_whitespace()).collect(),
+                ShellOrExec::Exec(words) => words
+                    .iter()
+                    .flat_map(|w| w.text.split_whitespace())
+                    .collect(),
                 ShellOrExec::Shell(text) => text.text.split_whitespace().collect(),
             };
             let words: Vec<&str> = words
                 .iter()
-                .map(|w| w.trim_matches(|c: char| matches!(c, '"' | '\'' | ';' | '&' | '|' | '(' | ')')))
+                .map(|w| {
+                    w.trim_matches(|c: char| matches!(c, '"' | '\'' | ';' | '&' | '|' | '(' | ')'))
+                })
                 .collect();
             words.iter().enumerate().any(|(at, word)| {
                 let program = basename(word);
@@ -111,18 +125,36 @@ fn start_command_compiles(ctx: &DockerfileContext<'_>, shipped: &[&Stage], signa
 }
 
 /// Whether the file builds a base image for other builds rather than an
-/// application: no shipped stage sets a CMD, and any ENTRYPOINT is NVIDIA's
-/// own entrypoint script (as NVIDIA's CUDA image Dockerfiles set). Such a
-/// file installs the toolkit because that is its product.
+/// application: no shipped stage sets a CMD, any ENTRYPOINT is NVIDIA's own
+/// entrypoint script (as NVIDIA's CUDA image Dockerfiles set), and it copies
+/// nothing from the build context unless it is such an NVIDIA-style file.
+/// Such a file installs the toolkit because that is its product.
 pub fn is_base_image_file(ctx: &DockerfileContext<'_>, shipped: &[&Stage]) -> bool {
-    !shipped
+    let instructions: Vec<_> = shipped
         .iter()
-        .flat_map(|stage| ctx.dockerfile.instructions.get(stage.instructions.clone()).unwrap_or_default())
-        .any(|instruction| match &instruction.command {
-            Command::Cmd(_) => true,
-            Command::Entrypoint(_) => !instruction.original.contains(NVIDIA_ENTRYPOINT),
-            _ => false,
+        .flat_map(|stage| {
+            ctx.dockerfile
+                .instructions
+                .get(stage.instructions.clone())
+                .unwrap_or_default()
         })
+        .collect();
+    let mut nvidia_entrypoint = false;
+    let mut copies_context = false;
+    for instruction in &instructions {
+        match &instruction.command {
+            Command::Cmd(_) => return false,
+            Command::Entrypoint(_) if instruction.original.contains(NVIDIA_ENTRYPOINT) => {
+                nvidia_entrypoint = true;
+            }
+            Command::Entrypoint(_) => return false,
+            Command::Copy(copy) | Command::Add(copy) if copy.from.is_none() => {
+                copies_context = true;
+            }
+            _ => {}
+        }
+    }
+    nvidia_entrypoint || !copies_context
 }
 
 /// The entrypoint script NVIDIA's CUDA and NGC images set.
