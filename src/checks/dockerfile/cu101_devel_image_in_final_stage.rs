@@ -8,7 +8,7 @@ use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{shipped_stages, span_text};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
-use crate::dockerfile::model::{BaseImage, ImageRef, Stage};
+use crate::dockerfile::model::{BaseImage, Stage};
 use crate::knowledge::images::{BaseImageFacts, Variant};
 use crate::source::Span;
 
@@ -56,8 +56,10 @@ impl DockerfileRule for DevelImageInFinalStage {
             return;
         }
         let stage_name = stage_label(target);
+        // NGC framework images have no runtime variant to switch to, and
+        // leaving them replaces NGC's own build of the framework: that is a
+        // rebuild to test, not a finding with advice that keeps the image.
         if is_ngc_framework(&image.text) {
-            out.push(ngc_finding(root, image, &stage_name, &facts));
             return;
         }
         let saving = "; a runtime base leaves out nvcc, the headers, the static libraries and Nsight (several GiB uncompressed)";
@@ -149,30 +151,6 @@ fn is_ngc_framework(reference: &str) -> bool {
         .is_some_and(|repository| {
             !repository.starts_with("cuda:") && !repository.starts_with("cuda@")
         })
-}
-
-/// An NGC framework image has no runtime variant to switch to: moving to
-/// `nvidia/cuda` runtime plus pip wheels is a rebuild that drops NGC's own
-/// builds of the framework and its libraries, not a safe tag change. So
-/// the finding is information, with advice that does not break the image.
-fn ngc_finding(
-    root: &Stage,
-    image: &ImageRef,
-    stage_name: &str,
-    facts: &BaseImageFacts,
-) -> Diagnostic {
-    let mut diagnostic = Diagnostic::at(
-        &META,
-        root.base_span,
-        format!(
-            "{stage_name} ships the NGC framework image `{}`, which carries the whole CUDA toolkit (nvcc, headers, static libraries) although the build compiles nothing",
-            image.text
-        ),
-    )
-    .with_help("NGC publishes no runtime variant of its framework images: keep it if you rely on NGC's own builds of the framework and libraries; to slim the image, rebuild it on `nvidia/cuda:<version>-runtime-<os>` with the framework's wheels and test it, since that replaces the framework build")
-    .with_note(format!("devel facts: {}", facts.source));
-    diagnostic.severity = Severity::Info;
-    diagnostic
 }
 
 /// `reference` with its tag replaced by `tag`.

@@ -163,8 +163,12 @@ impl DockerfileRule for WheelCudaMismatch {
                     with_resolution(major_mismatch(ctx, &pin, &base), &pin)
                 } else if wanted.written >= 2
                     && !pin.pin.system
-                    && wanted.minor() != base.version.minor()
+                    && wanted.minor() > base.version.minor()
                 {
+                    // A wheel for an older minor of the same major runs on
+                    // the newer base (minor-version compatibility); often
+                    // no build for the base's minor exists. A newer one
+                    // raises the driver floor above what the base states.
                     with_resolution(minor_mismatch(ctx, &pin, &base), &pin)
                 } else {
                     continue;

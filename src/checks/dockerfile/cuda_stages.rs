@@ -117,6 +117,7 @@ fn start_command_compiles(
                 signals.commands.iter().any(|c| c == program)
                     || signals.python_scripts.iter().any(|s| s == program)
                     || signals.text.iter().any(|t| word.contains(t.as_str()))
+                    || is_build_script(program)
                     || (is_versioned(program, "pip")
                         && words.get(at + 1) == Some(&"install")
                         && words.get(at + 2).is_some_and(|w| *w == "-e" || *w == "."))
@@ -124,12 +125,28 @@ fn start_command_compiles(
         })
 }
 
+/// A script whose name says it builds (`build_wheels.sh`, `build.sh`).
+fn is_build_script(program: &str) -> bool {
+    program.starts_with("build") && program.ends_with(".sh")
+}
+
 /// Whether the file builds a base image for other builds rather than an
 /// application: no shipped stage sets a CMD, any ENTRYPOINT is NVIDIA's own
 /// entrypoint script (as NVIDIA's CUDA image Dockerfiles set), and it copies
 /// nothing from the build context unless it is such an NVIDIA-style file.
-/// Such a file installs the toolkit because that is its product.
+/// Such a file installs the toolkit because that is its product: it uses
+/// NVIDIA's entrypoint or installs CUDA development packages itself (a
+/// plain `FROM devel` with no CMD is an application run with a command
+/// line, and is judged).
 pub fn is_base_image_file(ctx: &DockerfileContext<'_>, shipped: &[&Stage]) -> bool {
+    let images = &ctx.knowledge.images;
+    let installs_toolkit = shipped
+        .iter()
+        .flat_map(|stage| &stage.runs)
+        .flat_map(|run| &run.installs)
+        .filter(|install| install.manager.is_system())
+        .flat_map(|install| &install.packages)
+        .any(|package| images.devel_package(&package.name).is_some());
     let instructions: Vec<_> = shipped
         .iter()
         .flat_map(|stage| {
@@ -154,7 +171,7 @@ pub fn is_base_image_file(ctx: &DockerfileContext<'_>, shipped: &[&Stage]) -> bo
             _ => {}
         }
     }
-    nvidia_entrypoint || !copies_context
+    nvidia_entrypoint || (installs_toolkit && !copies_context)
 }
 
 /// The entrypoint script NVIDIA's CUDA and NGC images set.
@@ -288,10 +305,18 @@ fn is_versioned(program: &str, name: &str) -> bool {
         .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
-/// A pip install that builds from source or brings a run-time compiler.
-/// Installing a toolchain (`build-essential`, `cmake`, `ninja-build`)
-/// compiles nothing by itself: what runs it is judged where it runs.
+/// A system install of a build toolchain, or a pip install that builds
+/// from source or brings a run-time compiler. A toolchain install counts:
+/// on real Dockerfiles it nearly always goes with a build cudalint cannot
+/// see (a copied build script, an sdist built with `CMAKE_ARGS`), and a
+/// wrong "builds nothing" costs more than a missed one.
 fn install_builds(install: &PackageInstall, signals: &Signals<'_>) -> bool {
+    if install.manager.is_system() {
+        return install
+            .packages
+            .iter()
+            .any(|p| signals.system_packages.contains(&p.name));
+    }
     pip_builds_from_source(install, signals) || brings_runtime_compiler(install, signals)
 }
 
