@@ -6,6 +6,8 @@ use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{base_facts, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::model::Stage;
+use crate::knowledge::images::Variant;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU123",
@@ -18,6 +20,26 @@ pub static META: RuleMeta = RuleMeta {
 };
 
 pub struct RequireCheckDisabled;
+
+/// An NVML-only tool image, as NVIDIA's Kubernetes tools (device plugin,
+/// GPU feature discovery, DCGM exporter, MIG manager) are built: on the
+/// `base` variant (cudart and compat only, no CUDA libraries to call) with
+/// no Python or conda packages that could bring CUDA code. Such a tool
+/// talks to the driver through NVML, which the requirement does not
+/// protect, so disabling it harms nothing.
+fn is_nvml_tool_image(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
+    let Some(target) = chain.last() else {
+        return false;
+    };
+    let on_base_variant =
+        base_facts(ctx, target).is_some_and(|facts| facts.variant == Some(Variant::Base));
+    let installs_python = chain
+        .iter()
+        .flat_map(|stage| &stage.runs)
+        .flat_map(|run| &run.installs)
+        .any(|install| install.manager.is_python() || install.manager.is_conda());
+    on_base_variant && !installs_python
+}
 
 impl DockerfileRule for RequireCheckDisabled {
     fn meta(&self) -> &'static RuleMeta {
@@ -36,7 +58,7 @@ impl DockerfileRule for RequireCheckDisabled {
         let states_requirement = base_facts(ctx, target).is_some_and(|f| f.cuda.is_some())
             || runtime_env::last_env(&settings, &runtime.require_cuda_var).is_some()
             || runtime_env::last_env(&settings, &runtime.legacy_version_var).is_some();
-        if !states_requirement {
+        if !states_requirement || is_nvml_tool_image(ctx, &chain) {
             return;
         }
         // The expanded value where the model knows it, else the literal.

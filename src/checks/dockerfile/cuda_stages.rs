@@ -125,9 +125,11 @@ fn start_command_compiles(
         })
 }
 
-/// A script whose name says it builds (`build_wheels.sh`, `build.sh`).
+/// A script whose name says it builds (`build_wheels.sh`,
+/// `docker_build_script_ubuntu.sh`): what it compiles is out of sight, so
+/// running it counts as building.
 fn is_build_script(program: &str) -> bool {
-    program.starts_with("build") && program.ends_with(".sh")
+    program.contains("build") && program.ends_with(".sh")
 }
 
 /// Whether the file builds a base image for other builds rather than an
@@ -256,7 +258,7 @@ fn command_builds(command: &ShellCommand, signals: &Signals<'_>, is_install: boo
     let Some(program) = words.first().map(|w| basename(&w.text)) else {
         return false;
     };
-    if signals.commands.iter().any(|c| c == program) {
+    if signals.commands.iter().any(|c| c == program) || is_build_script(program) {
         return true;
     }
     // `mim install mmcv`: OpenMMLab's installer builds mmcv's CUDA ops from
