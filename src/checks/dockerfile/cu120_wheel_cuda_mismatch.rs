@@ -116,6 +116,9 @@ fn major_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda)
     )
     .with_help(build_advice(ctx, pin, have))
     .with_note(format!(
+        "a CUDA {wanted} base instead crosses a CUDA major: it raises the minimum host driver, can drop GPU architectures the old major built for, and may need other pins (cuDNN, CUDA wheels) moved with it"
+    ))
+    .with_note(format!(
         "the image ends up with two CUDA majors: the package runs on its own CUDA {wanted} libraries, the base's CUDA {have} is dead weight, and extensions built with the base's nvcc (e.g. `torch.utils.cpp_extension`) fail because torch requires the same CUDA major"
     ))
     .with_note(format!("source: {}", pin.pin.source))
