@@ -11,4 +11,5 @@
 
 pub mod elf;
 pub mod facts;
+pub mod ldso;
 pub mod probe;

@@ -25,6 +25,7 @@
 //! their table.
 
 pub mod cupti;
+pub mod host_libraries;
 pub mod images;
 pub mod packages;
 pub mod toolkits;
