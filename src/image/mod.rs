@@ -11,5 +11,6 @@
 
 pub mod elf;
 pub mod facts;
+pub mod inventory;
 pub mod ldso;
 pub mod probe;
