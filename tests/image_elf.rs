@@ -235,3 +235,33 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     }
     out
 }
+
+/// A library whose `.dynamic` lies 16 MiB in (a big `.rodata`), as in a large CUDA library: the
+/// default limits take the far path, keep the strings of the first segment only, and read a small
+/// part of the file.
+#[test]
+fn far_dynamic_section_read_with_default_limits_reads_little() {
+    let dir = scratch("far");
+    let source = "const char big_table[16 << 20] = {1};\nint f(void) { return big_table[7]; }\n";
+    let lib = image_elf_support::gcc_link_after(
+        &dir,
+        "libbig.so",
+        source,
+        &[
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libbig.so.3",
+            "-Wl,--disable-new-dtags",
+            "-Wl,-rpath,$ORIGIN/../lib",
+        ],
+    );
+    let size = lib.len() as u64;
+    let (facts, bytes_read) = read(lib, &LIMITS);
+    let facts = facts.unwrap();
+    assert_matches_readelf(&dir.join("libbig.so"), &facts);
+    assert_eq!(facts.soname.as_deref(), Some("libbig.so.3"));
+    assert!(
+        bytes_read < 1024 * 1024,
+        "read {bytes_read} of {size} bytes"
+    );
+}
