@@ -42,6 +42,30 @@ pub struct ElfFacts {
     pub runpath: Vec<String>,
     /// PT_INTERP, for executables.
     pub interpreter: Option<String>,
+    /// Strings of the dynamic section that a forward-only pass could not keep (a huge library whose
+    /// string table lies far before `.dynamic` and holds an unusual name). Their places above hold
+    /// nothing (`needed` holds `""` at the entry's index) until `elf::complete` reads them in a second,
+    /// targeted pass; empty for nearly every file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unread: Vec<UnreadString>,
+}
+
+/// Which dynamic-section string an [`UnreadString`] stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DynString {
+    /// The DT_NEEDED entry at this index of `needed`.
+    Needed(usize),
+    Soname,
+    Rpath,
+    Runpath,
+}
+
+/// A dynamic-section string not yet read: where it is in the file and what it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct UnreadString {
+    pub field: DynString,
+    /// Offset of its first byte from the start of the file.
+    pub offset: u64,
 }
 
 /// What the content probe kept of one regular file.

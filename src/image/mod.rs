@@ -9,5 +9,8 @@
 //! model (`ldso.rs`) then resolves DT_NEEDED inside the merged tree and the inventory (`inventory.rs`)
 //! lists the CUDA content. `facts.rs` is the contract between those parts.
 
+pub mod elf;
 pub mod facts;
+pub mod inventory;
+pub mod ldso;
 pub mod probe;

@@ -4,6 +4,7 @@
 
 use std::io::{self, Read};
 
+use super::elf;
 use super::facts::{Captured, FileBytes};
 
 /// Text files larger than this are never kept whole (a METADATA or ld.so.conf is a few KiB).
@@ -25,6 +26,10 @@ pub fn probe(path: &str, file: &mut dyn FileBytes) -> io::Result<Option<Captured
         Read::take(&mut *file, MAX_TEXT_BYTES).read_to_end(&mut text)?;
         return Ok(Some(Captured::Text(text)));
     }
-    // ELF headers: elf.rs plugs in here.
-    Ok(None)
+    // A malformed ELF is no library the loader would open: it is kept as nothing, like any other file.
+    match elf::read_elf(file) {
+        Ok(facts) => Ok(facts.map(Captured::Elf)),
+        Err(elf::ElfError::Io(error)) => Err(error),
+        Err(elf::ElfError::Malformed(_)) => Ok(None),
+    }
 }

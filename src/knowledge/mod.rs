@@ -28,6 +28,7 @@
 pub mod clock;
 pub mod cupti;
 pub mod freshness;
+pub mod host_libraries;
 pub mod images;
 pub mod packages;
 pub mod toolkits;

@@ -1,0 +1,595 @@
+//! Reads the dynamic-linking facts of an ELF file (class, machine, kind, SONAME, DT_NEEDED,
+//! DT_RPATH, DT_RUNPATH, PT_INTERP) from a [`FileBytes`] that only goes forwards, without reading the
+//! whole file. The record layouts and their parsing come from the `object` crate; this module only
+//! decides which byte ranges to keep.
+//!
+//! # Reading forwards
+//!
+//! The ELF header names the program headers; they name `PT_INTERP`, `PT_DYNAMIC` and the `PT_LOAD`
+//! segments that map addresses to file offsets. The dynamic section names its string table by
+//! address (`DT_STRTAB`), and every linker puts that table (`.dynstr`) *before* `.dynamic`, in the
+//! first read-only segment. So when the dynamic section is reached, the strings it points at have
+//! already streamed past. Two cases:
+//!
+//! - **Near** (the bytes from the end of the program headers to the end of `.dynamic` fit in
+//!   [`Limits::keep_window`], as for nearly every library): keep those bytes and look the strings up.
+//! - **Far** (a 1 GiB `libtorch_cuda.so` with a 40 MB `.dynstr`): while the first loaded segment
+//!   streams past, keep only the strings that can be a library name or a search path (they contain
+//!   `.so`, `/` or `$`), within [`Limits::candidate_bytes`]; skip to `.dynamic`; look each referenced
+//!   string up among them (a reference may point into the tail of a kept string: linkers merge
+//!   suffixes). A string not found that way lies behind the reader: it is recorded in
+//!   [`ElfFacts::unread`] with its file offset, and [`complete`] reads exactly those strings in a
+//!   second pass over the file. Strings after `.dynamic` are read on the way forwards.
+//!
+//! Malformed input never panics: every count and size is checked against the file size and the limits
+//! before anything is allocated.
+
+use std::collections::BTreeMap;
+use std::io;
+
+use object::elf;
+use object::read::elf::{Dyn, FileHeader, ProgramHeader};
+use object::Endianness;
+
+use super::facts::{DynString, ElfClass, ElfFacts, ElfKind, FileBytes, UnreadString};
+
+/// How much the reader may keep in memory for one file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// Keep every byte from the program headers to the end of `.dynamic` when they are at most this many.
+    pub keep_window: u64,
+    /// Bytes of candidate strings kept while a far string table streams past.
+    pub candidate_bytes: usize,
+    /// Longest string kept (PATH_MAX): longer names are no library name or search path.
+    pub max_string: usize,
+}
+
+/// The limits [`read_elf`] uses: a few MiB at most per file, whatever its size.
+pub const LIMITS: Limits = Limits {
+    keep_window: 8 * 1024 * 1024,
+    candidate_bytes: 4 * 1024 * 1024,
+    max_string: 4096,
+};
+
+/// Program headers beyond this many bytes are no real file (65535 × 56 would be 3.5 MiB).
+const MAX_PROGRAM_HEADER_BYTES: u64 = 1024 * 1024;
+/// A dynamic section beyond this many bytes is no real file (64 Ki entries).
+const MAX_DYNAMIC_BYTES: u64 = 1024 * 1024;
+/// `e_ident`: the magic, class, data encoding, version and ABI bytes before the typed header fields.
+const IDENT_SIZE: usize = 16;
+/// Where `e_ident` holds the class.
+const CLASS_INDEX: usize = 4;
+/// The chunk read at a time while candidate strings stream past.
+const SCAN_CHUNK: usize = 64 * 1024;
+
+/// Why a file that starts like an ELF cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum ElfError {
+    #[error("malformed ELF: {0}")]
+    Malformed(String),
+    #[error("reading ELF: {0}")]
+    Io(#[from] io::Error),
+}
+
+fn malformed(what: impl Into<String>) -> ElfError {
+    ElfError::Malformed(what.into())
+}
+
+/// Reads the facts of `file` with the default [`LIMITS`]; `Ok(None)` when it is no ELF file.
+pub fn read_elf(file: &mut dyn FileBytes) -> Result<Option<ElfFacts>, ElfError> {
+    read_elf_with(file, &LIMITS)
+}
+
+/// Reads the facts of `file` from its current position (which must be 0) with the given limits.
+pub fn read_elf_with(
+    file: &mut dyn FileBytes,
+    limits: &Limits,
+) -> Result<Option<ElfFacts>, ElfError> {
+    if file.position() != 0 {
+        return Err(malformed(
+            "the reader must start at the beginning of the file",
+        ));
+    }
+    if file.size() < IDENT_SIZE as u64 {
+        return Ok(None);
+    }
+    let mut ident = [0u8; IDENT_SIZE];
+    file.read_exact(&mut ident)?;
+    if ident[..4] != elf::ELFMAG {
+        return Ok(None);
+    }
+    let mut reader = Forward { file, limits };
+    match ident[CLASS_INDEX] {
+        elf::ELFCLASS32 => {
+            read_class::<elf::FileHeader32<Endianness>>(&mut reader, &ident, ElfClass::Elf32)
+        }
+        elf::ELFCLASS64 => {
+            read_class::<elf::FileHeader64<Endianness>>(&mut reader, &ident, ElfClass::Elf64)
+        }
+        other => Err(malformed(format!("unknown ELF class {other}"))),
+    }
+    .map(Some)
+}
+
+/// Reads the strings that the first pass left in [`ElfFacts::unread`], from a fresh pass over the
+/// same file (position 0), and puts them in their places.
+pub fn complete(file: &mut dyn FileBytes, facts: &mut ElfFacts) -> Result<(), ElfError> {
+    let mut unread = std::mem::take(&mut facts.unread);
+    unread.sort_by_key(|string| string.offset);
+    let mut reader = Forward {
+        file,
+        limits: &LIMITS,
+    };
+    let mut fetched = Strings::default();
+    for string in unread {
+        let text = match fetched.lookup(string.offset) {
+            Some(text) => text,
+            None => {
+                let text = reader.string_at(string.offset)?;
+                fetched.insert(string.offset, text.clone());
+                text
+            }
+        };
+        place(facts, string.field, text);
+    }
+    Ok(())
+}
+
+fn place(facts: &mut ElfFacts, field: DynString, text: String) {
+    match field {
+        DynString::Needed(index) => {
+            if let Some(slot) = facts.needed.get_mut(index) {
+                *slot = text;
+            }
+        }
+        DynString::Soname => facts.soname = Some(text),
+        DynString::Rpath => facts.rpath = split_path_list(&text),
+        DynString::Runpath => facts.runpath = split_path_list(&text),
+    }
+}
+
+/// DT_RPATH and DT_RUNPATH are `:`-separated lists of directories.
+fn split_path_list(list: &str) -> Vec<String> {
+    list.split(':').map(str::to_owned).collect()
+}
+
+/// The file, read forwards only, with size checks before every allocation.
+struct Forward<'a> {
+    file: &'a mut dyn FileBytes,
+    limits: &'a Limits,
+}
+
+impl Forward<'_> {
+    fn position(&self) -> u64 {
+        self.file.position()
+    }
+
+    /// `len` bytes at `offset`, which must not lie behind the reader.
+    fn bytes_at(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, ElfError> {
+        let end = offset
+            .checked_add(len)
+            .filter(|end| *end <= self.file.size())
+            .ok_or_else(|| {
+                malformed(format!(
+                    "{len} bytes at {offset} lie past the end of the file"
+                ))
+            })?;
+        if offset < self.position() {
+            return Err(malformed(format!(
+                "bytes at {offset} lie behind bytes already read (at {})",
+                self.position()
+            )));
+        }
+        self.file.skip_to(offset)?;
+        let mut bytes = vec![0; (end - offset) as usize];
+        self.file.read_exact(&mut bytes).map_err(truncated)?;
+        Ok(bytes)
+    }
+
+    /// The NUL-terminated string at `offset`, at most `max_string` bytes.
+    fn string_at(&mut self, offset: u64) -> Result<String, ElfError> {
+        if offset < self.position() || offset >= self.file.size() {
+            return Err(malformed(format!("string at {offset} is out of reach")));
+        }
+        self.file.skip_to(offset)?;
+        let mut text = Vec::new();
+        let mut byte = [0u8; 1];
+        loop {
+            self.file.read_exact(&mut byte).map_err(truncated)?;
+            if byte[0] == 0 {
+                return Ok(String::from_utf8_lossy(&text).into_owned());
+            }
+            if text.len() == self.limits.max_string {
+                return Err(malformed(format!(
+                    "string at {offset} is longer than {} bytes",
+                    self.limits.max_string
+                )));
+            }
+            text.push(byte[0]);
+        }
+    }
+
+    /// Streams `[position, end)` past, keeping the strings that can be a library name or a search path.
+    fn scan_candidates(&mut self, end: u64, strings: &mut Strings) -> Result<(), ElfError> {
+        let mut chunk = vec![0u8; SCAN_CHUNK];
+        let mut current = Vec::new();
+        let mut current_start = self.position();
+        let mut too_long = false;
+        while self.position() < end {
+            let want = SCAN_CHUNK.min((end - self.position()) as usize);
+            let chunk_start = self.position();
+            self.file
+                .read_exact(&mut chunk[..want])
+                .map_err(truncated)?;
+            let mut piece_start = 0;
+            for piece in chunk[..want].split_inclusive(|byte| *byte == 0) {
+                let piece_offset = chunk_start + piece_start as u64;
+                piece_start += piece.len();
+                let (body, terminated) = match piece.split_last() {
+                    Some((0, body)) => (body, true),
+                    _ => (piece, false),
+                };
+                if current.is_empty() && !too_long {
+                    current_start = piece_offset;
+                }
+                if current.len() + body.len() > self.limits.max_string {
+                    too_long = true;
+                    current.clear();
+                } else if !too_long {
+                    current.extend_from_slice(body);
+                }
+                if terminated {
+                    if !too_long
+                        && may_be_dynamic_string(&current)
+                        && strings.bytes + current.len() <= self.limits.candidate_bytes
+                    {
+                        strings.insert(
+                            current_start,
+                            String::from_utf8_lossy(&current).into_owned(),
+                        );
+                    }
+                    current.clear();
+                    too_long = false;
+                    current_start = chunk_start + piece_start as u64;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn truncated(error: io::Error) -> ElfError {
+    if error.kind() == io::ErrorKind::UnexpectedEof {
+        malformed("the file ends before its headers say")
+    } else {
+        ElfError::Io(error)
+    }
+}
+
+/// Whether a string of the first segment can be a DT_NEEDED, DT_SONAME, DT_RPATH or DT_RUNPATH.
+fn may_be_dynamic_string(text: &[u8]) -> bool {
+    !text.is_empty()
+        && text
+            .iter()
+            .all(|byte| byte.is_ascii_graphic() || *byte == b' ')
+        && (text.windows(3).any(|window| window == b".so")
+            || text.contains(&b'/')
+            || text[0] == b'$')
+}
+
+/// Strings kept by file offset; a lookup may land inside one (a merged suffix).
+#[derive(Default)]
+struct Strings {
+    by_offset: BTreeMap<u64, String>,
+    bytes: usize,
+}
+
+impl Strings {
+    fn insert(&mut self, offset: u64, text: String) {
+        self.bytes += text.len();
+        self.by_offset.insert(offset, text);
+    }
+
+    fn lookup(&self, offset: u64) -> Option<String> {
+        let (start, text) = self.by_offset.range(..=offset).next_back()?;
+        let skip = usize::try_from(offset - start).ok()?;
+        text.get(skip..)
+            .map(str::to_owned)
+            .filter(|_| skip <= text.len())
+    }
+}
+
+/// The bytes kept from `start` on (the near case).
+struct Kept {
+    start: u64,
+    bytes: Vec<u8>,
+}
+
+impl Kept {
+    fn string_at(&self, offset: u64, max: usize) -> Option<Result<String, ElfError>> {
+        let from = usize::try_from(offset.checked_sub(self.start)?).ok()?;
+        let rest = self.bytes.get(from..)?;
+        Some(
+            match rest.iter().take(max + 1).position(|byte| *byte == 0) {
+                Some(len) => Ok(String::from_utf8_lossy(&rest[..len]).into_owned()),
+                None => Err(malformed(format!(
+                    "string at {offset} is unterminated or too long"
+                ))),
+            },
+        )
+    }
+}
+
+/// What the program headers say.
+struct Segments {
+    /// `(vaddr, offset, filesz)` of each PT_LOAD.
+    loads: Vec<(u64, u64, u64)>,
+    interp: Option<(u64, u64)>,
+    dynamic: Option<(u64, u64)>,
+}
+
+impl Segments {
+    fn file_offset(&self, address: u64) -> Option<u64> {
+        self.loads.iter().find_map(|&(vaddr, offset, filesz)| {
+            let delta = address.checked_sub(vaddr)?;
+            (delta < filesz).then(|| offset + delta)
+        })
+    }
+
+    /// The end of the loaded segment holding the program headers at `position`: where `.dynstr` ends at the latest.
+    fn first_segment_end(&self, position: u64) -> Option<u64> {
+        self.loads
+            .iter()
+            .filter(|&&(_, offset, filesz)| {
+                offset <= position && position < offset.saturating_add(filesz)
+            })
+            .map(|&(_, offset, filesz)| offset.saturating_add(filesz))
+            .max()
+    }
+}
+
+fn read_class<Elf: FileHeader<Endian = Endianness>>(
+    reader: &mut Forward<'_>,
+    ident: &[u8; IDENT_SIZE],
+    class: ElfClass,
+) -> Result<ElfFacts, ElfError> {
+    let header_size = std::mem::size_of::<Elf>();
+    let mut header_bytes = ident.to_vec();
+    header_bytes.resize(header_size, 0);
+    reader
+        .file
+        .read_exact(&mut header_bytes[IDENT_SIZE..])
+        .map_err(truncated)?;
+    let header =
+        Elf::parse(header_bytes.as_slice()).map_err(|error| malformed(error.to_string()))?;
+    let endian = header
+        .endian()
+        .map_err(|error| malformed(error.to_string()))?;
+    let e_type = header.e_type(endian);
+    let mut facts = ElfFacts {
+        class,
+        machine: header.e_machine(endian),
+        kind: ElfKind::Other,
+        soname: None,
+        needed: Vec::new(),
+        rpath: Vec::new(),
+        runpath: Vec::new(),
+        interpreter: None,
+        unread: Vec::new(),
+    };
+    if e_type != elf::ET_EXEC && e_type != elf::ET_DYN {
+        return Ok(facts);
+    }
+    let segments = read_segments::<Elf>(reader, header, endian)?;
+    let has_interp = segments.interp.is_some();
+    if let Some((offset, len)) = segments.dynamic {
+        read_dynamic::<Elf>(reader, endian, &segments, offset, len, &mut facts)?;
+    }
+    // Without a dynamic section, or when PT_INTERP lies after it.
+    if let Some((offset, len)) = segments.interp {
+        if facts.interpreter.is_none() && offset >= reader.position() {
+            facts.interpreter = Some(interpreter(
+                reader.bytes_at(offset, len.min(reader.limits.max_string as u64))?,
+            ));
+        }
+    }
+    facts.kind = match e_type {
+        elf::ET_EXEC => ElfKind::Executable,
+        // glibc's libc.so.6 has an interpreter too: a SONAME says shared library first.
+        _ if has_interp && facts.soname.is_none() => ElfKind::Executable,
+        _ => ElfKind::SharedObject,
+    };
+    Ok(facts)
+}
+
+fn interpreter(bytes: Vec<u8>) -> String {
+    let len = bytes
+        .iter()
+        .position(|byte| *byte == 0)
+        .unwrap_or(bytes.len());
+    String::from_utf8_lossy(&bytes[..len]).into_owned()
+}
+
+fn read_segments<Elf: FileHeader<Endian = Endianness>>(
+    reader: &mut Forward<'_>,
+    header: &Elf,
+    endian: Endianness,
+) -> Result<Segments, ElfError> {
+    let mut segments = Segments {
+        loads: Vec::new(),
+        interp: None,
+        dynamic: None,
+    };
+    let count = header.e_phnum(endian);
+    if count == 0 {
+        return Ok(segments);
+    }
+    if count == elf::PN_XNUM {
+        return Err(malformed("more program headers than e_phnum can count"));
+    }
+    let entry_size = usize::from(header.e_phentsize(endian));
+    if entry_size != std::mem::size_of::<Elf::ProgramHeader>() {
+        return Err(malformed(format!("program header size {entry_size}")));
+    }
+    let table_size = entry_size as u64 * u64::from(count);
+    if table_size > MAX_PROGRAM_HEADER_BYTES {
+        return Err(malformed("program header table too large"));
+    }
+    let bytes = reader.bytes_at(header.e_phoff(endian).into(), table_size)?;
+    let (headers, _) =
+        object::pod::slice_from_bytes::<Elf::ProgramHeader>(&bytes, usize::from(count))
+            .map_err(|_| malformed("program headers"))?;
+    for program_header in headers {
+        let offset: u64 = program_header.p_offset(endian).into();
+        let filesz: u64 = program_header.p_filesz(endian).into();
+        match program_header.p_type(endian) {
+            elf::PT_LOAD => {
+                segments
+                    .loads
+                    .push((program_header.p_vaddr(endian).into(), offset, filesz))
+            }
+            elf::PT_INTERP => segments.interp = Some((offset, filesz)),
+            elf::PT_DYNAMIC => segments.dynamic = Some((offset, filesz)),
+            _ => {}
+        }
+    }
+    Ok(segments)
+}
+
+/// One string reference of the dynamic section.
+struct Reference {
+    field: DynString,
+    /// Offset into the string table.
+    index: u64,
+}
+
+fn read_dynamic<Elf: FileHeader<Endian = Endianness>>(
+    reader: &mut Forward<'_>,
+    endian: Endianness,
+    segments: &Segments,
+    offset: u64,
+    len: u64,
+    facts: &mut ElfFacts,
+) -> Result<(), ElfError> {
+    if len > MAX_DYNAMIC_BYTES {
+        return Err(malformed("dynamic section too large"));
+    }
+    let end = offset
+        .checked_add(len)
+        .filter(|end| *end <= reader.file.size())
+        .ok_or_else(|| malformed("dynamic section lies past the end of the file"))?;
+    if offset < reader.position() {
+        return Err(malformed("dynamic section overlaps the program headers"));
+    }
+    let start = reader.position();
+    let mut candidates = Strings::default();
+    let interp = segments
+        .interp
+        .filter(|&(interp, len)| interp >= start && interp.saturating_add(len) <= offset)
+        .map(|(interp, len)| (interp, len.min(reader.limits.max_string as u64)));
+    let (kept, dynamic_bytes) = if end - start <= reader.limits.keep_window {
+        let bytes = reader.bytes_at(start, end - start)?;
+        if let Some((interp, len)) = interp {
+            let from = (interp - start) as usize;
+            facts.interpreter = Some(interpreter(bytes[from..from + len as usize].to_vec()));
+        }
+        let dynamic = bytes[(offset - start) as usize..].to_vec();
+        (Some(Kept { start, bytes }), dynamic)
+    } else {
+        let scan_end = segments
+            .first_segment_end(start)
+            .unwrap_or(start)
+            .min(offset);
+        match interp {
+            Some((interp, len)) if interp < scan_end => {
+                reader.scan_candidates(interp, &mut candidates)?;
+                facts.interpreter = Some(interpreter(reader.bytes_at(interp, len)?));
+                reader.scan_candidates(scan_end.max(reader.position()), &mut candidates)?;
+            }
+            Some((interp, len)) => {
+                reader.scan_candidates(scan_end, &mut candidates)?;
+                facts.interpreter = Some(interpreter(reader.bytes_at(interp, len)?));
+            }
+            None => reader.scan_candidates(scan_end, &mut candidates)?,
+        }
+        (None, reader.bytes_at(offset, len)?)
+    };
+    let entry_count = dynamic_bytes.len() / std::mem::size_of::<Elf::Dyn>();
+    let (entries, _) = object::pod::slice_from_bytes::<Elf::Dyn>(&dynamic_bytes, entry_count)
+        .map_err(|_| malformed("dynamic section"))?;
+    let mut references = Vec::new();
+    let mut string_table = None;
+    let mut string_table_size = None;
+    for entry in entries {
+        let value = entry.val(endian);
+        let field = match entry.tag(endian) {
+            elf::DT_NULL => break,
+            elf::DT_STRTAB => {
+                string_table = Some(value);
+                continue;
+            }
+            elf::DT_STRSZ => {
+                string_table_size = Some(value);
+                continue;
+            }
+            elf::DT_NEEDED => {
+                facts.needed.push(String::new());
+                DynString::Needed(facts.needed.len() - 1)
+            }
+            elf::DT_SONAME => DynString::Soname,
+            elf::DT_RPATH => DynString::Rpath,
+            elf::DT_RUNPATH => DynString::Runpath,
+            _ => continue,
+        };
+        references.push(Reference {
+            field,
+            index: value,
+        });
+    }
+    if references.is_empty() {
+        return Ok(());
+    }
+    let table_address =
+        string_table.ok_or_else(|| malformed("dynamic strings without DT_STRTAB"))?;
+    let table_offset = segments
+        .file_offset(table_address)
+        .ok_or_else(|| malformed("DT_STRTAB lies outside every loaded segment"))?;
+    let mut ahead = Vec::new();
+    for reference in references {
+        if string_table_size.is_some_and(|size| reference.index >= size) {
+            return Err(malformed("a dynamic string lies past DT_STRSZ"));
+        }
+        let file_offset = table_offset
+            .checked_add(reference.index)
+            .ok_or_else(|| malformed("dynamic string offset overflows"))?;
+        let found = match kept
+            .as_ref()
+            .and_then(|kept| kept.string_at(file_offset, reader.limits.max_string))
+        {
+            Some(text) => Some(text?),
+            None => candidates.lookup(file_offset),
+        };
+        match found {
+            Some(text) => place(facts, reference.field, text),
+            None if file_offset >= reader.position() => ahead.push((file_offset, reference.field)),
+            None => facts.unread.push(UnreadString {
+                field: reference.field,
+                offset: file_offset,
+            }),
+        }
+    }
+    ahead.sort_by_key(|(file_offset, _)| *file_offset);
+    let mut fetched = Strings::default();
+    for (file_offset, field) in ahead {
+        let text = match fetched.lookup(file_offset) {
+            Some(text) => text,
+            None => {
+                let text = reader.string_at(file_offset)?;
+                fetched.insert(file_offset, text.clone());
+                text
+            }
+        };
+        place(facts, field, text);
+    }
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! The ELF reader (`image::elf`) on real files: the host's libc, libraries compiled with gcc at test
+//! time, NVIDIA's own libraries from PyPI wheels when cached, always through a reader that panics on
+//! a backward seek; plus malformed input.
+
+mod image_elf_support;
+
+use std::path::Path;
+
+use cudalint::image::elf::{self, Limits, LIMITS};
+use cudalint::image::facts::{ElfClass, ElfFacts, ElfKind};
+use image_elf_support::{gcc, readelf_dynamic, scratch, shared_lib, ForwardOnly};
+
+fn read(bytes: Vec<u8>, limits: &Limits) -> (Option<ElfFacts>, u64) {
+    let mut reader = ForwardOnly::new(bytes);
+    let facts = elf::read_elf_with(&mut reader, limits).expect("readable ELF");
+    (facts, reader.bytes_read)
+}
+
+/// Checks the facts against `readelf -d` of the same file.
+fn assert_matches_readelf(path: &Path, facts: &ElfFacts) {
+    let (soname, needed, rpath, runpath) = readelf_dynamic(path);
+    assert_eq!(facts.soname, soname, "{}", path.display());
+    assert_eq!(facts.needed, needed, "{}", path.display());
+    assert_eq!(facts.rpath.join(":"), rpath.unwrap_or_default());
+    assert_eq!(facts.runpath.join(":"), runpath.unwrap_or_default());
+    assert!(facts.unread.is_empty());
+}
+
+const FAR: Limits = Limits {
+    keep_window: 0,
+    ..LIMITS
+};
+const NOTHING_KEPT: Limits = Limits {
+    keep_window: 0,
+    candidate_bytes: 0,
+    ..LIMITS
+};
+
+#[test]
+fn host_libc_read_forwards_matches_readelf_in_every_mode() {
+    let path = Path::new("/usr/lib/x86_64-linux-gnu/libc.so.6");
+    if !path.exists() {
+        eprintln!("notice: no {} on this host; skipped", path.display());
+        return;
+    }
+    let bytes = std::fs::read(path).unwrap();
+    for limits in [LIMITS, FAR] {
+        let (facts, bytes_read) = read(bytes.clone(), &limits);
+        let facts = facts.expect("libc is ELF");
+        assert_matches_readelf(path, &facts);
+        assert_eq!(facts.class, ElfClass::Elf64);
+        assert_eq!(facts.machine, 62);
+        assert_eq!(
+            facts.kind,
+            ElfKind::SharedObject,
+            "a SONAME wins over libc's PT_INTERP"
+        );
+        assert!(facts
+            .interpreter
+            .as_deref()
+            .is_some_and(|i| i.contains("ld-linux")));
+        if limits == FAR {
+            assert!(
+                bytes_read < bytes.len() as u64 / 2,
+                "far mode read {bytes_read} of {}",
+                bytes.len()
+            );
+        }
+    }
+    // With no candidate kept, the strings wait for the second pass, which finds them.
+    let (facts, _) = read(bytes.clone(), &NOTHING_KEPT);
+    let mut facts = facts.unwrap();
+    assert!(!facts.unread.is_empty());
+    elf::complete(&mut ForwardOnly::new(bytes), &mut facts).unwrap();
+    assert_matches_readelf(path, &facts);
+}
+
+#[test]
+fn torch_like_origin_rpath_and_soname_from_gcc() {
+    let dir = scratch("origin");
+    let cupti = shared_lib(&dir, "libcupti.so.12", "libcupti.so.12", &[], &[]);
+    let torch = shared_lib(
+        &dir,
+        "libtorch_cpu.so",
+        "libtorch_cpu.so",
+        &["libcupti.so.12"],
+        &[
+            "-Wl,--disable-new-dtags",
+            "-Wl,-rpath,$ORIGIN/../../nvidia/cuda_cupti/lib:$ORIGIN",
+        ],
+    );
+    let runpath = shared_lib(
+        &dir,
+        "librun.so",
+        "librun.so.1",
+        &["libcupti.so.12"],
+        &["-Wl,--enable-new-dtags", "-Wl,-rpath,/opt/run"],
+    );
+    for limits in [LIMITS, FAR] {
+        let cupti_facts = read(cupti.clone(), &limits).0.unwrap();
+        assert_eq!(cupti_facts.soname.as_deref(), Some("libcupti.so.12"));
+        let torch_facts = read(torch.clone(), &limits).0.unwrap();
+        assert!(torch_facts.needed.contains(&"libcupti.so.12".to_string()));
+        assert_eq!(
+            torch_facts.rpath,
+            ["$ORIGIN/../../nvidia/cuda_cupti/lib", "$ORIGIN"]
+        );
+        assert!(torch_facts.runpath.is_empty());
+        assert_matches_readelf(&dir.join("libtorch_cpu.so"), &torch_facts);
+        let run_facts = read(runpath.clone(), &limits).0.unwrap();
+        assert_eq!(run_facts.runpath, ["/opt/run"]);
+        assert!(run_facts.rpath.is_empty());
+    }
+}
+
+#[test]
+fn executable_kind_and_interpreter() {
+    let dir = scratch("exe");
+    let exe = gcc(&dir, "hello", "int main(void) { return 0; }\n", &[]);
+    let facts = read(exe, &LIMITS).0.unwrap();
+    assert_eq!(facts.kind, ElfKind::Executable);
+    assert!(facts.interpreter.unwrap().starts_with('/'));
+    assert_matches_readelf(
+        &dir.join("hello"),
+        &read(std::fs::read(dir.join("hello")).unwrap(), &LIMITS)
+            .0
+            .unwrap(),
+    );
+}
+
+#[test]
+fn thirty_two_bit_library_when_gcc_can_build_one() {
+    let dir = scratch("m32");
+    std::fs::write(dir.join("a.c"), "int f(void) { return 1; }\n").unwrap();
+    let built = std::process::Command::new("gcc")
+        .args([
+            "-m32",
+            "-shared",
+            "-nostdlib",
+            "-fPIC",
+            "-Wl,-soname,libm32.so.1",
+            "-o",
+            "libm32.so",
+            "a.c",
+        ])
+        .current_dir(&dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    if !built {
+        eprintln!("notice: gcc -m32 cannot link here; the 32-bit class is covered by the fuzz target only");
+        return;
+    }
+    let facts = read(std::fs::read(dir.join("libm32.so")).unwrap(), &LIMITS)
+        .0
+        .unwrap();
+    assert_eq!(facts.class, ElfClass::Elf32);
+    assert_eq!(facts.machine, 3);
+    assert_eq!(facts.soname.as_deref(), Some("libm32.so.1"));
+}
+
+#[test]
+fn not_elf_is_none_and_malformed_never_panics() {
+    assert!(read(b"#!/bin/sh\necho hi\n".to_vec(), &LIMITS).0.is_none());
+    assert!(read(Vec::new(), &LIMITS).0.is_none());
+    let dir = scratch("malformed");
+    let lib = shared_lib(&dir, "libx.so", "libx.so.1", &[], &[]);
+    // Every truncation and a byte flipped at many places: an error or facts, never a panic.
+    for len in (0..lib.len()).step_by(97) {
+        let _ = elf::read_elf(&mut ForwardOnly::new(lib[..len].to_vec()));
+    }
+    for at in (0..lib.len().min(8192)).step_by(7) {
+        let mut broken = lib.clone();
+        broken[at] ^= 0xff;
+        let _ = elf::read_elf(&mut ForwardOnly::new(broken));
+    }
+    // A header claiming a huge program header table does not allocate it.
+    let mut huge = lib.clone();
+    huge[0x38] = 0xfe;
+    huge[0x39] = 0xff;
+    assert!(elf::read_elf(&mut ForwardOnly::new(huge)).is_err());
+}
+
+/// NVIDIA's libraries from the PyPI wheels in `.cache/wheels` (`pip download --no-deps
+/// nvidia-cuda-cupti-cu12 nvidia-cuda-runtime-cu12 -d .cache/wheels`), read in both modes.
+#[test]
+fn nvidia_wheel_libraries_match_readelf() {
+    let wheels = Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/wheels");
+    let Ok(entries) = std::fs::read_dir(&wheels) else {
+        eprintln!("notice: no {}; NVIDIA wheels not checked", wheels.display());
+        return;
+    };
+    let dir = scratch("wheels");
+    let mut checked = 0;
+    for wheel in entries
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "whl"))
+    {
+        let status = std::process::Command::new("python3")
+            .args(["-m", "zipfile", "-e"])
+            .arg(&wheel)
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    for lib in walk(&dir)
+        .into_iter()
+        .filter(|p| p.to_string_lossy().contains(".so"))
+    {
+        let bytes = std::fs::read(&lib).unwrap();
+        for limits in [LIMITS, FAR] {
+            let facts = read(bytes.clone(), &limits)
+                .0
+                .expect("NVIDIA library is ELF");
+            assert_matches_readelf(&lib, &facts);
+        }
+        checked += 1;
+    }
+    assert!(
+        checked >= 2,
+        "expected the cupti and cudart libraries, checked {checked}"
+    );
+}
+
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// A library whose `.dynamic` lies 16 MiB in (a big `.rodata`), as in a large CUDA library: the
+/// default limits take the far path, keep the strings of the first segment only, and read a small
+/// part of the file.
+#[test]
+fn far_dynamic_section_read_with_default_limits_reads_little() {
+    let dir = scratch("far");
+    let source = "const char big_table[16 << 20] = {1};\nint f(void) { return big_table[7]; }\n";
+    let lib = image_elf_support::gcc_link_after(
+        &dir,
+        "libbig.so",
+        source,
+        &[
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libbig.so.3",
+            "-Wl,--disable-new-dtags",
+            "-Wl,-rpath,$ORIGIN/../lib",
+        ],
+    );
+    let size = lib.len() as u64;
+    let (facts, bytes_read) = read(lib, &LIMITS);
+    let facts = facts.unwrap();
+    assert_matches_readelf(&dir.join("libbig.so"), &facts);
+    assert_eq!(facts.soname.as_deref(), Some("libbig.so.3"));
+    assert!(
+        bytes_read < 1024 * 1024,
+        "read {bytes_read} of {size} bytes"
+    );
+}
