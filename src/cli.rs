@@ -51,6 +51,8 @@ enum Command {
     Fix(FixArgs),
     /// List every rule: code, name, category, severity, fix.
     Rules,
+    /// Read built images: layers, bytes added and wasted.
+    Image(crate::image::command::ImageArgs),
     /// Show a rule's documentation.
     Explain {
         /// A rule code (`CU002`) or name (`unknown-stage-reference`).
@@ -181,6 +183,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             print_rules(&engine::all_rule_metas(), out)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Image(args)) => crate::image::command::run(args, out),
         Some(Command::Explain { rule }) => explain(&rule, out),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(shell, &mut Cli::command(), "cudalint", out);
