@@ -2,7 +2,7 @@
 //! input is legal but odd, handled), never a panic, and nothing is extracted to disk. The archives are
 //! built here with the tar crate.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -171,5 +171,89 @@ fn not_an_archive_and_a_missing_path_are_clear_errors() {
     assert_error(
         &cudalint("docker-archive:/nonexistent/cudalint.tar"),
         "cudalint.tar",
+    );
+}
+
+/// A GNU sparse entry claiming 10 GB with 512 real bytes at its end: read without materialising it.
+fn sparse_layer() -> Vec<u8> {
+    const TEN_GB: u64 = 10 * 1000 * 1000 * 1000;
+    let mut header = tar::Header::new_gnu();
+    header.set_path("huge.sparse").unwrap();
+    header.set_mode(0o644);
+    header.set_entry_type(tar::EntryType::GNUSparse);
+    header.set_size(512);
+    {
+        let gnu = header.as_gnu_mut().unwrap();
+        gnu.sparse[0].set_offset(TEN_GB - 512);
+        gnu.sparse[0].set_length(512);
+        gnu.set_real_size(TEN_GB);
+    }
+    header.set_cksum();
+    let mut builder = tar::Builder::new(Vec::new());
+    builder.append(&header, &[b'x'; 512][..]).unwrap();
+    builder.into_inner().unwrap()
+}
+
+#[test]
+fn a_ten_gigabyte_sparse_entry_costs_nothing() {
+    let dir = temp_dir("sparse");
+    let layer = sparse_layer();
+    archive(&dir.join("a.tar"), &layer, &sha(&layer), "l/layer.tar");
+    let output = Command::new(env!("CARGO_BIN_EXE_cudalint"))
+        .args(["image", "--quiet", "--format", "json"])
+        .arg(dir.join("a.tar"))
+        .output()
+        .unwrap();
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["images"][0]["bytes_added"], 10_000_000_000u64);
+}
+
+#[test]
+fn a_decompression_bomb_streams_in_bounded_memory() {
+    // 64 MB of zeros in well under a MB of gzip: decoded as a stream, never held.
+    let dir = temp_dir("bomb");
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_gnu();
+    let size = 64u64 << 20;
+    header.set_size(size);
+    header.set_mode(0o644);
+    tar.append_data(&mut header, "zeros", std::io::repeat(0).take(size))
+        .unwrap();
+    let layer = tar.into_inner().unwrap();
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gzip.write_all(&layer).unwrap();
+    let gzip = gzip.finish().unwrap();
+    assert!(gzip.len() < 2 << 20);
+    archive(&dir.join("a.tar"), &gzip, &sha(&layer), "l/layer.tar");
+    drop(layer);
+    let output = Command::new("/usr/bin/time")
+        .args(["-f", "%M"])
+        .arg(env!("CARGO_BIN_EXE_cudalint"))
+        .args(["image", "--quiet"])
+        .arg(dir.join("a.tar"))
+        .output();
+    let Ok(output) = output else { return };
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let peak_kb: u64 = String::from_utf8_lossy(&output.stderr)
+        .trim()
+        .lines()
+        .last()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        peak_kb < 100 * 1024,
+        "peak memory {peak_kb} kB for a 64 MB bomb"
     );
 }
