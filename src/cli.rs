@@ -55,6 +55,8 @@ enum Command {
     Rules,
     /// What the knowledge says about a base image, each fact with its source.
     Facts(crate::facts::FactsArgs),
+    /// Read built images: layers, bytes added and wasted.
+    Image(crate::image::command::ImageArgs),
     /// Show a rule's documentation.
     Explain {
         /// A rule code (`CU002`) or name (`unknown-stage-reference`).
@@ -253,6 +255,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             print_rules(&engine::all_rule_metas(), out)?;
             Ok(ExitCode::SUCCESS)
         }
+        Some(Command::Image(args)) => crate::image::command::run(args, out),
         Some(Command::Explain { rule }) => explain(&rule, out),
         Some(Command::Facts(args)) => {
             let knowledge = load_knowledge(&args.knowledge)?;

@@ -9,8 +9,14 @@
 //! model (`ldso.rs`) then resolves DT_NEEDED inside the merged tree and the inventory (`inventory.rs`)
 //! lists the CUDA content. `facts.rs` is the contract between those parts.
 
+pub mod command;
+pub mod config;
 pub mod elf;
 pub mod facts;
+pub mod fs;
 pub mod inventory;
+pub mod layer;
 pub mod ldso;
 pub mod probe;
+pub mod report;
+pub mod source;

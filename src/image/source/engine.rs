@@ -1,0 +1,279 @@
+//! The Docker engine through bollard: `myimg:tag`, an image ID, or `docker-daemon:NAME`. The image must
+//! already be local: nothing is pulled, no container is created. The endpoint is `DOCKER_HOST` (unix or
+//! tcp, TLS with `DOCKER_TLS_VERIFY`/`DOCKER_CERT_PATH`), else the current docker context, else the
+//! default socket; the API version is negotiated, so Docker 20.10 (API 1.41) and later work.
+//!
+//! Content comes from the export (`docker save`) stream, parsed as it arrives: the async stream feeds a
+//! bounded channel that a tar reader on another thread consumes, so no temporary file holds the image.
+//! Each layer blob in the stream is read once and matched to the inspect's diff IDs; the config blob
+//! (named by the image ID) gives history with `empty_layer`.
+
+use std::collections::HashMap;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::sync::mpsc;
+
+use anyhow::{bail, Context};
+use bollard::errors::Error as EngineError;
+use bollard::Docker;
+use futures_util::StreamExt;
+use sha2::{Digest, Sha256};
+
+use super::{LoadOptions, LoadedImage};
+use crate::image::config::ImageConfig;
+use crate::image::layer::{read_layer, ExpectedDigests, LayerContents};
+
+/// Seconds before a request to the engine gives up (an export of a large image takes minutes).
+const REQUEST_TIMEOUT_S: u64 = 3600;
+/// Export chunks in flight between the network and the tar reader.
+const CHANNEL_CHUNKS: usize = 64;
+
+/// Reads image `name` from the engine.
+pub fn load(name: &str, options: &LoadOptions) -> anyhow::Result<LoadedImage> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the engine client")?;
+    let (docker, endpoint) = connect()?;
+    let docker = runtime
+        .block_on(docker.negotiate_version())
+        .with_context(|| format!("cannot reach the Docker engine at {endpoint}"))?;
+    let inspect = match runtime.block_on(docker.inspect_image(name)) {
+        Ok(inspect) => inspect,
+        Err(EngineError::DockerResponseServerError {
+            status_code: 404, ..
+        }) => {
+            bail!("{name}: no such image in the Docker engine at {endpoint} (cudalint never pulls; `docker pull` it first)")
+        }
+        Err(error) => {
+            return Err(error)
+                .with_context(|| format!("{name}: inspecting the image at {endpoint}"))
+        }
+    };
+    let image_id = inspect
+        .id
+        .clone()
+        .context("the engine's inspect answer has no image ID")?;
+    let diff_ids: Vec<String> = inspect
+        .root_fs
+        .as_ref()
+        .and_then(|rootfs| rootfs.layers.clone())
+        .unwrap_or_default();
+    let mut config = inspect_config(&inspect);
+
+    let (sender, receiver) = mpsc::sync_channel::<io::Result<bytes_chunk::Chunk>>(CHANNEL_CHUNKS);
+    let wanted = diff_ids.clone();
+    let id_hex = image_id.trim_start_matches("sha256:").to_string();
+    let on_layer = options.on_layer;
+    let reader = std::thread::spawn(move || {
+        read_export(ChannelReader::new(receiver), &wanted, &id_hex, on_layer)
+    });
+    let mut stream = docker.export_image(&image_id);
+    let streamed: anyhow::Result<()> = runtime.block_on(async {
+        while let Some(chunk) = stream.next().await {
+            let chunk =
+                chunk.with_context(|| format!("{name}: the engine's export stream failed"))?;
+            if sender.send(Ok(chunk.to_vec())).is_err() {
+                break; // the reader stopped (an error it reports)
+            }
+        }
+        Ok(())
+    });
+    drop(sender);
+    let read = reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("the export reader panicked"))?;
+    streamed?;
+    let (mut layers_by_id, config_blob) =
+        read.with_context(|| format!("{name}: reading the export stream"))?;
+    if let Some(blob) = config_blob {
+        // The config blob has the full history (with empty_layer); the inspect's config is the same
+        // document's env and labels.
+        if let Ok(full) = ImageConfig::from_json(&blob) {
+            config = full;
+        }
+    }
+    let mut layers = Vec::with_capacity(diff_ids.len());
+    for diff_id in &diff_ids {
+        let layer = layers_by_id
+            .get(diff_id)
+            .cloned()
+            .with_context(|| format!("{name}: the export stream has no layer {diff_id}"))?;
+        layers.push(layer);
+    }
+    layers_by_id.clear();
+    Ok(LoadedImage { config, layers })
+}
+
+mod bytes_chunk {
+    pub type Chunk = Vec<u8>;
+}
+
+/// The config as inspect reports it (used when the export's config blob is not found).
+fn inspect_config(inspect: &bollard::models::ImageInspect) -> ImageConfig {
+    let inner = inspect.config.clone().unwrap_or_default();
+    ImageConfig {
+        architecture: inspect.architecture.clone(),
+        os: inspect.os.clone(),
+        variant: inspect.variant.clone(),
+        env: inner.env.unwrap_or_default(),
+        labels: inner.labels.unwrap_or_default().into_iter().collect(),
+        user: inner.user.filter(|user| !user.is_empty()),
+        entrypoint: inner.entrypoint.unwrap_or_default(),
+        cmd: inner.cmd.unwrap_or_default(),
+        working_dir: inner.working_dir.filter(|dir| !dir.is_empty()),
+        history: Vec::new(),
+        diff_ids: inspect
+            .root_fs
+            .as_ref()
+            .and_then(|rootfs| rootfs.layers.clone())
+            .unwrap_or_default(),
+    }
+}
+
+type ExportRead = (HashMap<String, LayerContents>, Option<Vec<u8>>);
+
+/// Reads a `docker save` stream (legacy or OCI layout) front to back: layer blobs whose diff ID the
+/// image lists are kept, the config blob named by the image ID too; everything else is skipped.
+fn read_export(
+    stream: impl Read,
+    wanted: &[String],
+    id_hex: &str,
+    on_layer: Option<fn(u64)>,
+) -> anyhow::Result<ExportRead> {
+    let mut archive = tar::Archive::new(stream);
+    let mut layers = HashMap::new();
+    let mut config = None;
+    for entry in archive
+        .entries()
+        .context("the export is not a tar stream")?
+    {
+        let entry = entry.context("a damaged tar header in the export stream")?;
+        if !entry.header().entry_type().is_file() {
+            continue;
+        }
+        let name = String::from_utf8_lossy(&entry.path_bytes())
+            .trim_start_matches("./")
+            .to_string();
+        if name == format!("{id_hex}.json") || name == format!("blobs/sha256/{id_hex}") {
+            let mut bytes = Vec::new();
+            entry.take(64 << 20).read_to_end(&mut bytes)?;
+            config = Some(bytes);
+            continue;
+        }
+        if !(name.ends_with("/layer.tar") || name.starts_with("blobs/")) {
+            continue;
+        }
+        let mut blob = BufReader::with_capacity(1 << 20, entry);
+        if blob.fill_buf()?.first() == Some(&b'{') {
+            continue; // a manifest or index blob
+        }
+        let layer = read_layer(blob, &ExpectedDigests::default())
+            .with_context(|| format!("layer {name} of the export"))?;
+        if let Some(report) = on_layer {
+            report(layer.blob_size);
+        }
+        if wanted.contains(&layer.diff_id) {
+            layers.insert(layer.diff_id.clone(), layer);
+        }
+    }
+    Ok((layers, config))
+}
+
+/// A `Read` over chunks arriving on a channel.
+struct ChannelReader {
+    receiver: mpsc::Receiver<io::Result<Vec<u8>>>,
+    chunk: Vec<u8>,
+    offset: usize,
+}
+
+impl ChannelReader {
+    fn new(receiver: mpsc::Receiver<io::Result<Vec<u8>>>) -> Self {
+        ChannelReader {
+            receiver,
+            chunk: Vec::new(),
+            offset: 0,
+        }
+    }
+}
+
+impl Read for ChannelReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        while self.offset == self.chunk.len() {
+            match self.receiver.recv() {
+                Ok(chunk) => {
+                    self.chunk = chunk?;
+                    self.offset = 0;
+                }
+                Err(_) => return Ok(0), // the sender is done: end of stream
+            }
+        }
+        let count = buf.len().min(self.chunk.len() - self.offset);
+        buf[..count].copy_from_slice(&self.chunk[self.offset..self.offset + count]);
+        self.offset += count;
+        Ok(count)
+    }
+}
+
+/// The engine client and where it points, for messages.
+fn connect() -> anyhow::Result<(Docker, String)> {
+    let version = bollard::API_DEFAULT_VERSION;
+    if let Ok(host) = std::env::var("DOCKER_HOST") {
+        let tls =
+            std::env::var("DOCKER_TLS_VERIFY").is_ok_and(|value| !value.is_empty() && value != "0");
+        let docker = if tls {
+            Docker::connect_with_ssl_defaults()
+        } else {
+            Docker::connect_with_defaults()
+        };
+        return Ok((docker.with_context(|| format!("DOCKER_HOST={host}"))?, host));
+    }
+    if let Some(host) = context_host() {
+        let docker = if host.starts_with("unix://") {
+            Docker::connect_with_unix(&host, REQUEST_TIMEOUT_S, version)
+        } else {
+            Docker::connect_with_http(&host, REQUEST_TIMEOUT_S, version)
+        };
+        return Ok((
+            docker.with_context(|| format!("docker context endpoint {host}"))?,
+            host,
+        ));
+    }
+    let docker =
+        Docker::connect_with_unix("unix:///var/run/docker.sock", REQUEST_TIMEOUT_S, version)
+            .context("cannot reach the Docker engine at /var/run/docker.sock (set DOCKER_HOST)")?;
+    Ok((docker, "unix:///var/run/docker.sock".into()))
+}
+
+/// The endpoint of the current docker context (`DOCKER_CONTEXT`, else `currentContext` in
+/// `~/.docker/config.json`), from `contexts/meta/<sha256 of the name>/meta.json`.
+fn context_host() -> Option<String> {
+    let config_dir = std::env::var_os("DOCKER_CONFIG")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".docker")))?;
+    let name = match std::env::var("DOCKER_CONTEXT") {
+        Ok(name) => name,
+        Err(_) => {
+            let config: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(config_dir.join("config.json")).ok()?)
+                    .ok()?;
+            config.get("currentContext")?.as_str()?.to_string()
+        }
+    };
+    if name.is_empty() || name == "default" {
+        return None;
+    }
+    let digest = Sha256::digest(name.as_bytes());
+    let hex: String = digest.iter().map(|byte| format!("{byte:02x}")).collect();
+    let meta: serde_json::Value = serde_json::from_slice(
+        &std::fs::read(config_dir.join("contexts/meta").join(hex).join("meta.json")).ok()?,
+    )
+    .ok()?;
+    Some(
+        meta.get("Endpoints")?
+            .get("docker")?
+            .get("Host")?
+            .as_str()?
+            .to_string(),
+    )
+}
