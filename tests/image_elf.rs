@@ -180,12 +180,17 @@ fn not_elf_is_none_and_malformed_never_panics() {
     assert!(elf::read_elf(&mut ForwardOnly::new(huge)).is_err());
 }
 
-/// NVIDIA's libraries from the PyPI wheels in `.cache/wheels` (`pip download --no-deps
-/// nvidia-cuda-cupti-cu12 nvidia-cuda-runtime-cu12 -d .cache/wheels`), read in both modes.
+/// NVIDIA's libraries from the PyPI wheels in `.cache/image-test/wheels` (`pip download --no-deps
+/// nvidia-cuda-cupti-cu12 nvidia-cuda-runtime-cu12 -d .cache/image-test/wheels`, as scripts/image-test-env does), read in both modes.
 #[test]
 fn nvidia_wheel_libraries_match_readelf() {
-    let wheels = Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/wheels");
+    let wheels = Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/image-test/wheels");
     let Ok(entries) = std::fs::read_dir(&wheels) else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{}: missing; scripts/image-test-env up fetches the wheels and CI must not skip this",
+            wheels.display()
+        );
         eprintln!("notice: no {}; NVIDIA wheels not checked", wheels.display());
         return;
     };

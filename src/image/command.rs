@@ -91,7 +91,16 @@ pub fn run(args: ImageArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
 }
 
 fn to_json(report: &ImageReport) -> serde_json::Value {
+    let inventory =
+        super::inventory::inventory(&report.fs, &report.config.env, &report.config.labels);
+    let unresolved = super::linkage::unresolved_needs(
+        &report.fs,
+        &report.config.env,
+        report.config.working_dir.as_deref(),
+    );
     json!({
+        "inventory": inventory,
+        "unresolved_libraries": unresolved,
         "reference": report.reference,
         "config": report.config,
         "layers": report.layers,
@@ -135,6 +144,32 @@ fn write_text(report: &ImageReport, out: &mut dyn Write) -> anyhow::Result<()> {
         human_bytes(report.bytes_wasted()),
         report.layers.len()
     )?;
+    let inventory =
+        super::inventory::inventory(&report.fs, &report.config.env, &report.config.labels);
+    write!(out, "{}", super::inventory::render_text(&inventory))?;
+    let unresolved = super::linkage::unresolved_needs(
+        &report.fs,
+        &report.config.env,
+        report.config.working_dir.as_deref(),
+    );
+    if unresolved.is_empty() {
+        writeln!(
+            out,
+            "shared libraries: every DT_NEEDED resolves in the image or from the host driver\n"
+        )?;
+    } else {
+        writeln!(out, "shared libraries the loader cannot find:")?;
+        for need in &unresolved {
+            writeln!(
+                out,
+                "  {} needs {} (layer {})",
+                need.object,
+                need.needed,
+                need.layer + 1
+            )?;
+        }
+        writeln!(out)?;
+    }
     Ok(())
 }
 

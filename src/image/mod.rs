@@ -17,6 +17,7 @@ pub mod fs;
 pub mod inventory;
 pub mod layer;
 pub mod ldso;
+pub mod linkage;
 pub mod probe;
 pub mod report;
 pub mod source;

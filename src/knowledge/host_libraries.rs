@@ -16,6 +16,9 @@ pub const EMBEDDED_TOML: &str = include_str!("../../rules/host-libraries.toml");
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct File {
+    /// When these facts were last checked against their sources (read by the freshness check).
+    #[allow(dead_code)]
+    checked: Option<toml::value::Datetime>,
     host_libraries: HostLibraries,
 }
 
