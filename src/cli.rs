@@ -14,6 +14,7 @@ use crate::checks::{Category, FixAvailability, RuleMeta};
 use crate::config::{self, Config, FailureThreshold};
 use crate::diagnostic::Diagnostic;
 use crate::dockerfile::model::BuildOptions;
+use crate::dockerfile::platform::Platform;
 use crate::engine::{self, Engine, EngineOptions, Input};
 use crate::fix::{self, FixOptions};
 use crate::knowledge::Knowledge;
@@ -118,6 +119,10 @@ struct CommonArgs {
     /// The stage being built, as `docker build --target`.
     #[arg(long, value_name = "STAGE")]
     target: Option<String>,
+    /// The platform built for, as `docker build --platform` (default: this
+    /// machine's); `TARGETARCH` and friends follow it.
+    #[arg(long, value_name = "OS/ARCH[/VARIANT]", value_parser = Platform::parse)]
+    platform: Option<Platform>,
     /// Driver version of the hosts the image runs on, or `host` for this
     /// machine's driver.
     #[arg(long, value_name = "VERSION|host")]
@@ -236,6 +241,7 @@ fn resolve(common: &CommonArgs, threshold: Option<FailureThreshold>) -> anyhow::
         build: BuildOptions {
             build_args: common.build_args.clone(),
             target: common.target.clone(),
+            platform: common.platform.clone(),
         },
         knowledge,
     };
