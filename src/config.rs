@@ -31,6 +31,9 @@ pub struct Settings {
     /// Extra knowledge files (`rules/*.toml` format) layered over the
     /// embedded knowledge, in order.
     pub knowledge_files: Vec<PathBuf>,
+    /// The stages the project builds (`targets = [...]`): what CU003 judges
+    /// stages against. Empty: not declared.
+    pub targets: Vec<String>,
 }
 
 /// The lowest severity that makes `cudalint` exit with status 1.
@@ -129,6 +132,8 @@ struct RawConfig {
     registries: RawRegistries,
     #[serde(default)]
     knowledge: Vec<String>,
+    #[serde(default)]
+    targets: Vec<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -238,6 +243,7 @@ pub fn parse(text: &str, path: &Path, rules: &[&'static RuleMeta]) -> Result<Con
             target_gpus: raw.target.gpus,
             trusted_registries: raw.registries.trusted,
             knowledge_files: raw.knowledge.iter().map(|f| base_dir.join(f)).collect(),
+            targets: raw.targets,
         },
     })
 }
@@ -278,7 +284,7 @@ mod tests {
     #[test]
     fn resolves_names_and_relative_paths() {
         let config = parse_str(
-            "failure-threshold = \"error\"\nknowledge = [\"k.toml\"]\n[rules]\ndisable = [\"some-rule\"]\n[rules.severity]\ncu104 = \"info\"\n[target]\ndriver = \"535.104.05\"\n",
+            "failure-threshold = \"error\"\nknowledge = [\"k.toml\"]\ntargets = [\"server\", \"light\"]\n[rules]\ndisable = [\"some-rule\"]\n[rules.severity]\ncu104 = \"info\"\n[target]\ndriver = \"535.104.05\"\n",
         )
         .unwrap();
         assert_eq!(config.failure_threshold, Some(FailureThreshold::Error));
@@ -289,6 +295,7 @@ mod tests {
             vec![PathBuf::from("dir/k.toml")]
         );
         assert!(!config.rules.is_enabled("CU104"));
+        assert_eq!(config.settings.targets, vec!["server", "light"]);
     }
 
     #[test]

@@ -28,7 +28,8 @@ pub fn fixtures_root() -> PathBuf {
 }
 
 /// Engine options from a fixture's `# cudalint-test:` first line:
-/// `--build-arg K=V --target STAGE --platform OS/ARCH --driver VERSION --gpu NAME`.
+/// `--build-arg K=V --target STAGE --platform OS/ARCH --targets A,B
+/// --driver VERSION --gpu NAME`.
 pub fn fixture_options(text: &str) -> EngineOptions {
     let mut options = EngineOptions::default();
     // Fixtures are judged for one platform whatever machine runs them.
@@ -57,6 +58,11 @@ pub fn fixture_options(text: &str) -> EngineOptions {
             "--target" => options.build.target = Some(value),
             "--platform" => options.build.platform = Some(Platform::parse(&value).unwrap()),
             "--driver" => options.settings.target_driver = Some(value),
+            // `targets = [...]` of .cudalint.toml, comma-separated.
+            "--targets" => options
+                .settings
+                .targets
+                .extend(value.split(',').map(str::to_string)),
             "--gpu" => options.settings.target_gpus.push(value),
             other => panic!("unknown fixture option `{other}`"),
         }
