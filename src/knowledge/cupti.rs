@@ -443,9 +443,14 @@ pub struct CacheManager {
     #[serde(default)]
     pub module_runners: Vec<String>,
     /// Other subcommands that fill the cache (`conda update`, `uv sync`;
-    /// several words for `env update`).
+    /// several words for `env update`; `apt-get update` writes apt's lists).
     #[serde(default)]
     pub also_fills: Vec<String>,
+    /// Package managers (as the model names them) whose installs read this
+    /// cache in later RUNs without filling it (`apt-get install` after an
+    /// earlier RUN's `apt-get update`): removing it there breaks them.
+    #[serde(default)]
+    pub reused_by: Vec<String>,
     /// Where the cache is, for messages.
     pub cache: String,
     /// `rm` targets that remove the cache.

@@ -130,6 +130,12 @@ fn cache_fills<'a>(hygiene: &'a Hygiene, step: &'a RunStep) -> Vec<Fill<'a>> {
     found
 }
 
+/// Whether `command` fills `manager`'s cache through one of its
+/// non-install subcommands (`apt-get update`).
+pub fn fills_with(command: &ShellCommand, manager: &CacheManager) -> bool {
+    subcommand_among(command, manager, manager.also_fills.iter().cloned()).is_some()
+}
+
 /// Where `command` runs `manager` (its program, or `python -m <module>`)
 /// with one of `subcommands` (`"cache purge"`: several words), the
 /// subcommand's last word. Options between the words are skipped.
