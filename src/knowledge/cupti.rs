@@ -453,6 +453,10 @@ pub struct CacheManager {
     pub reused_by: Vec<String>,
     /// Where the cache is, for messages.
     pub cache: String,
+    /// A variable that moves the cache (`POETRY_CACHE_DIR`): removing the
+    /// directory it names removes the cache.
+    #[serde(default)]
+    pub cache_dir_env: Option<String>,
     /// `rm` targets that remove the cache.
     pub removed_by: Vec<String>,
     /// Subcommands that empty the cache.
