@@ -7,7 +7,7 @@ use crate::checks::dockerfile::cuda_stages::builds_native_code;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::{Command, Instruction};
-use crate::dockerfile::model::Stage;
+use crate::dockerfile::model::{BaseImage, Stage};
 use crate::knowledge::toolkits::{ArchSupport, Architecture, ToolkitKnowledge};
 use crate::source::Span;
 
@@ -212,21 +212,31 @@ fn in_shell_branch(ctx: &DockerfileContext<'_>, script_start: usize, at: usize) 
     depth > 0
 }
 
-/// Whether `stage`, or a stage built on it (which inherits its ENV),
-/// compiles anything: an arch list in a stage that compiles nothing is read
-/// by nothing and breaks no build. The arch variables themselves do not
-/// count as compiling here.
-fn list_is_read(ctx: &DockerfileContext<'_>, stage: &Stage) -> bool {
+/// For each stage, whether it or a stage built on it (which inherits its
+/// ENV) compiles anything: an arch list in a stage that compiles nothing is
+/// read by nothing and breaks no build. The arch variables themselves do
+/// not count as compiling here. One pass over the stages, children before
+/// parents (a parent always comes earlier).
+fn lists_read(ctx: &DockerfileContext<'_>) -> Vec<bool> {
     let mut signals = ctx.knowledge.images.build_signals.clone();
     signals
         .env
         .retain(|name| !ARCH_VARIABLES.contains(&name.as_str()));
-    let model = ctx.model;
-    model
-        .stages
+    let stages = &ctx.model.stages;
+    let mut read: Vec<bool> = stages
         .iter()
-        .filter(|other| model.ancestry(other.index).contains(&stage.index))
-        .any(|other| builds_native_code(other, &signals))
+        .map(|stage| builds_native_code(stage, &signals))
+        .collect();
+    for stage in stages.iter().rev() {
+        if let BaseImage::Stage(parent) = stage.base {
+            if parent < stage.index && read.get(stage.index).copied().unwrap_or(false) {
+                if let Some(flag) = read.get_mut(parent) {
+                    *flag = true;
+                }
+            }
+        }
+    }
+    read
 }
 
 /// Whether the ENV (or, `env` false, ARG) instruction at `at` is the
@@ -247,6 +257,7 @@ impl DockerfileRule for CudaArchUnsupported {
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         let toolkits = &ctx.knowledge.toolkits;
+        let read_by_stage = lists_read(ctx);
         for stage in &ctx.model.stages {
             let Some(cuda) = stage_cuda(ctx, stage) else {
                 continue;
@@ -257,7 +268,7 @@ impl DockerfileRule for CudaArchUnsupported {
                 .get(stage.instructions.clone())
                 .unwrap_or_default();
             let mut lists = Vec::new();
-            let read = list_is_read(ctx, stage);
+            let read = read_by_stage.get(stage.index).copied().unwrap_or(true);
             // ENV and ARG values as the build resolves them (`--build-arg`
             // overrides, expanded references), at the end of the stage.
             for (at, instruction) in instructions.iter().enumerate() {
