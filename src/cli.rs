@@ -52,6 +52,8 @@ enum Command {
     Fix(FixArgs),
     /// List every rule: code, name, category, severity, fix.
     Rules,
+    /// What the knowledge says about a base image, each fact with its source.
+    Facts(crate::facts::FactsArgs),
     /// Show a rule's documentation.
     Explain {
         /// A rule code (`CU002`) or name (`unknown-stage-reference`).
@@ -79,6 +81,10 @@ struct LintArgs {
     /// NO_COLOR is unset.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
     color: ColorChoice,
+    /// Print every note and the sources of each finding's facts in text
+    /// output (JSON and SARIF always carry them).
+    #[arg(long)]
+    show_sources: bool,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -187,6 +193,10 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Explain { rule }) => explain(&rule, out),
+        Some(Command::Facts(args)) => {
+            let knowledge = load_knowledge(&args.knowledge)?;
+            crate::facts::run(&args, &knowledge, out)
+        }
         Some(Command::Completions { shell }) => {
             clap_complete::generate(shell, &mut Cli::command(), "cudalint", out);
             Ok(ExitCode::SUCCESS)
@@ -286,6 +296,18 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         }
     }
     engine::sort_diagnostics(&mut diagnostics);
+    let options = resolved.engine.options();
+    let notices: Vec<String> = crate::knowledge::freshness::stale_notice(
+        &options.knowledge,
+        crate::knowledge::clock::today(),
+    )
+    .into_iter()
+    .collect();
+    if args.format == Format::Text {
+        for notice in &notices {
+            eprintln!("cudalint: warning: {notice}");
+        }
+    }
     let report = Report {
         diagnostics: &diagnostics,
         rules: resolved.engine.rule_metas(),
@@ -293,6 +315,9 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         inputs: &inputs,
         failed_inputs: &failed_inputs,
         tool_version: env!("CARGO_PKG_VERSION"),
+        show_sources: args.show_sources,
+        doc_url_base: options.settings.doc_url_base.as_deref(),
+        notices: &notices,
     };
     render::render(args.format, &report, out, use_color(args.color))?;
 

@@ -34,6 +34,9 @@ pub struct Settings {
     /// The stages the project builds (`targets = [...]`): what CU003 judges
     /// stages against. Empty: not declared.
     pub targets: Vec<String>,
+    /// Where the team hosts the rule docs (`doc-url-base`); findings link
+    /// to `<base>/<CODE>.md`. None by default: no link rather than a dead one.
+    pub doc_url_base: Option<String>,
 }
 
 /// The lowest severity that makes `cudalint` exit with status 1.
@@ -134,6 +137,7 @@ struct RawConfig {
     knowledge: Vec<String>,
     #[serde(default)]
     targets: Vec<String>,
+    doc_url_base: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -244,6 +248,7 @@ pub fn parse(text: &str, path: &Path, rules: &[&'static RuleMeta]) -> Result<Con
             trusted_registries: raw.registries.trusted,
             knowledge_files: raw.knowledge.iter().map(|f| base_dir.join(f)).collect(),
             targets: raw.targets,
+            doc_url_base: raw.doc_url_base,
         },
     })
 }

@@ -102,8 +102,13 @@ pub struct Diagnostic {
     pub message: String,
     /// What to do about it.
     pub help: Option<String>,
-    /// Supporting facts, e.g. the source a number comes from.
+    /// Supporting facts a person needs to decide; text output shows the
+    /// first, JSON and SARIF all.
     pub notes: Vec<String>,
+    /// Where the facts behind the finding come from (URLs, `owner/repo@rev:path`,
+    /// or what was checked on a real system). Text shows them only with
+    /// `--show-sources`; JSON and SARIF always carry them.
+    pub sources: Vec<String>,
     pub fix: Option<Fix>,
 }
 
@@ -123,6 +128,7 @@ impl Diagnostic {
             message: message.into(),
             help: None,
             notes: Vec::new(),
+            sources: Vec::new(),
             fix: None,
         }
     }
@@ -146,8 +152,26 @@ impl Diagnostic {
     }
 
     pub fn with_note(mut self, note: impl Into<String>) -> Self {
-        self.notes.push(note.into());
+        let note = note.into();
+        // Rules written before `sources` existed put their sources in notes
+        // as `source: …` or `<what> facts: …`; those are sources.
+        match source_of_note(&note) {
+            Some(source) => self.push_source(source.to_string()),
+            None => self.notes.push(note),
+        }
         self
+    }
+
+    /// Add where a fact behind the finding comes from.
+    pub fn with_source(mut self, source: impl Into<String>) -> Self {
+        self.push_source(source.into());
+        self
+    }
+
+    fn push_source(&mut self, source: String) {
+        if !source.is_empty() && !self.sources.contains(&source) {
+            self.sources.push(source);
+        }
     }
 
     pub fn with_fix(mut self, fix: Fix) -> Self {
@@ -169,4 +193,16 @@ impl Diagnostic {
             _ => None,
         }
     }
+}
+
+/// The source a note names when the whole note is a source (`source: X`,
+/// `devel facts: X`, `package facts: X`).
+fn source_of_note(note: &str) -> Option<&str> {
+    if let Some(rest) = note.strip_prefix("source: ") {
+        return Some(rest);
+    }
+    let (head, rest) = note.split_once(" facts: ")?;
+    head.chars()
+        .all(|c| c.is_ascii_alphabetic() || c == ' ')
+        .then_some(rest)
 }

@@ -11,6 +11,7 @@ pub mod config;
 pub mod diagnostic;
 pub mod dockerfile;
 pub mod engine;
+pub mod facts;
 pub mod fix;
 pub mod image;
 pub mod knowledge;

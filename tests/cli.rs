@@ -12,7 +12,7 @@ const WARNING_AND_INFO: &str = "\
 FROM ${BASE} AS tools
 RUN echo tools
 
-FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04 AS runtime
+FROM nvidia/cuda:13.0.2-runtime-ubuntu22.04 AS runtime
 RUN echo runtime
 ";
 
@@ -21,7 +21,7 @@ const INFO_ONLY: &str = "\
 FROM python:3.11-slim AS docs
 RUN pip install mkdocs
 
-FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04 AS runtime
+FROM nvidia/cuda:13.0.2-runtime-ubuntu22.04 AS runtime
 RUN echo runtime
 ";
 

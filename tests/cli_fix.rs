@@ -10,7 +10,7 @@ use cli_support::{cudalint, cudalint_stdin, json_codes, stderr, stdout, TempDir}
 /// Safe fixes of CU101 (runtime tag) and CU104 (apt lists, pip cache):
 /// `python3 -m http.server` needs neither nvcc nor CUPTI.
 const DEVEL_AND_CACHES: &str = "\
-FROM nvidia/cuda:12.8.1-cudnn-devel-ubuntu24.04
+FROM nvidia/cuda:13.0.2-cudnn-devel-ubuntu24.04
 RUN apt-get update && apt-get install -y --no-install-recommends python3-pip
 RUN pip install --break-system-packages numpy==2.1.3
 CMD [\"python3\", \"-m\", \"http.server\"]
@@ -18,7 +18,7 @@ CMD [\"python3\", \"-m\", \"http.server\"]
 
 /// A safe CU111 fix: the platform is pinned, so the arch directory is known.
 const CUPTI_DIR: &str = "\
-FROM --platform=linux/arm64 nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04
+FROM --platform=linux/arm64 nvidia/cuda:13.0.2-cudnn-runtime-ubuntu24.04
 RUN apt-get update && apt-get install -y --no-install-recommends cuda-cupti-12-8 \\
     && rm -rf /var/lib/apt/lists/*
 ENV LD_LIBRARY_PATH=/usr/local/cuda/extras/CUPTI/lib64
@@ -26,7 +26,7 @@ ENV LD_LIBRARY_PATH=/usr/local/cuda/extras/CUPTI/lib64
 
 /// Only CU104 (pip cache), a warning.
 const PIP_CACHE: &str = "\
-FROM nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04
+FROM nvidia/cuda:13.0.2-cudnn-runtime-ubuntu24.04
 RUN apt-get update && apt-get install -y --no-install-recommends python3-pip \\
     && rm -rf /var/lib/apt/lists/*
 RUN pip install --break-system-packages numpy==2.1.3
@@ -34,9 +34,9 @@ RUN pip install --break-system-packages numpy==2.1.3
 
 /// A CU002 typo (error, unsafe fix only).
 const TYPO: &str = "\
-FROM nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04 AS builder
+FROM nvidia/cuda:13.0.2-cudnn-runtime-ubuntu24.04 AS builder
 RUN echo built > /out
-FROM nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04
+FROM nvidia/cuda:13.0.2-cudnn-runtime-ubuntu24.04
 COPY --from=buidler /out /out
 ";
 
@@ -84,7 +84,7 @@ fn write_applies_safe_fixes_of_three_rules_and_relinting_is_clean() {
     assert_eq!(
         fixed_devel,
         "\
-FROM nvidia/cuda:12.8.1-cudnn-runtime-ubuntu24.04
+FROM nvidia/cuda:13.0.2-cudnn-runtime-ubuntu24.04
 RUN apt-get update && apt-get install -y --no-install-recommends python3-pip && rm -rf /var/lib/apt/lists/*
 RUN pip install --no-cache-dir --break-system-packages numpy==2.1.3
 CMD [\"python3\", \"-m\", \"http.server\"]

@@ -92,7 +92,7 @@ const UNDEFINED_AND_UNUSED: &str = "\
 FROM ${BASE} AS tools
 RUN echo tools
 
-FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04 AS runtime
+FROM nvidia/cuda:13.0.2-runtime-ubuntu22.04 AS runtime
 RUN echo runtime
 ";
 
@@ -192,7 +192,7 @@ fn a_global_ignore_covers_the_whole_file_from_anywhere() {
 fn unknown_rules_in_suppressions_are_reported_at_the_comment() {
     let engine = engine_with(RuleSelection::default(), &[]);
     let text = "\
-FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04
+FROM nvidia/cuda:13.0.2-runtime-ubuntu22.04
 # cudalint ignore=CU999
 RUN echo hi
 ";
@@ -207,7 +207,7 @@ fn a_syntax_error_is_a_located_finding() {
     let engine = engine_with(RuleSelection::default(), &[]);
     let findings = lint(
         &engine,
-        "FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04\nCOPY app.py\n",
+        "FROM nvidia/cuda:13.0.2-runtime-ubuntu22.04\nCOPY app.py\n",
     );
     assert_eq!(codes(&findings), ["CU001"]);
     assert_eq!(findings[0].start().unwrap().line, 2);
@@ -294,7 +294,7 @@ fn an_instruction_error_is_reported_and_the_rules_still_check_the_file() {
     let engine = Engine::new(EngineOptions::default());
     let findings = lint(
         &engine,
-        "FROM nvidia/cuda:12.8.1-runtime-ubuntu22.04\n\
+        "FROM nvidia/cuda:13.0.2-runtime-ubuntu22.04\n\
          COPY app.py\n\
          RUN apt-get update && apt-get install -y --no-install-recommends python3-pip\n",
     );
@@ -339,7 +339,7 @@ fn a_structural_error_is_the_only_finding() {
     let engine = Engine::new(EngineOptions::default());
     let findings = lint(
         &engine,
-        "FROM nvidia/cuda:12.8.1-devel-ubuntu22.04\nRUN <<EOF\napt-get install -y gcc\n",
+        "FROM nvidia/cuda:13.0.2-devel-ubuntu22.04\nRUN <<EOF\napt-get install -y gcc\n",
     );
     assert_eq!(codes(&findings), ["CU001"]);
     assert!(findings[0].message.contains("unterminated heredoc"));

@@ -258,7 +258,7 @@ fn fixture_id(code: &str, path: &Path) -> String {
 #[test]
 fn safe_fixes_in_later_passes_keep_the_cupti_the_image_uses() {
     let text = "\
-FROM --platform=linux/amd64 nvidia/cuda:12.8.1-cudnn-devel-ubuntu24.04
+FROM --platform=linux/amd64 nvidia/cuda:13.0.2-cudnn-devel-ubuntu24.04
 RUN apt-get update && apt-get install -y --no-install-recommends python3-pip
 ENV LD_LIBRARY_PATH=/usr/local/cuda/extras/CUPTI/lib64
 CMD [\"python3\", \"-m\", \"http.server\"]

@@ -225,7 +225,15 @@ fn tag_validation_finds_tags_that_cannot_exist() {
 fn eol_lookup_follows_catalogue_and_policy() {
     let k = embedded().images;
     let v = |s: &str| Version::parse(s).unwrap();
-    assert_eq!(k.eol(v("12.9.1")), None);
+    assert_eq!(k.eol(v("13.4.2")), None);
+    assert_eq!(k.eol(v("13.0.2")), None);
+    // Every 12.x image set went EOL with R535 (June 2026).
+    let twelve = k.eol(v("12.9.1")).unwrap();
+    assert_eq!(twelve.since.as_deref(), Some("2026-06-01"));
+    assert!(twelve
+        .supported_alternatives
+        .iter()
+        .all(|a| a.major() == 13));
     assert_eq!(
         k.eol(v("14.0.0")),
         None,
@@ -240,7 +248,7 @@ fn eol_lookup_follows_catalogue_and_policy() {
 
     let superseded = k.eol(v("12.9.0")).unwrap();
     assert_eq!(superseded.status, ReleaseStatus::Eol);
-    assert!(superseded.supported_alternatives.contains(&v("12.9.1")));
+    assert!(superseded.supported_alternatives.contains(&v("13.4.2")));
 
     // Not in the catalogue, but a later point release is: EOL by policy.
     let by_policy = k.eol(v("12.8.0")).unwrap();
@@ -278,8 +286,12 @@ fn runtime_twin_only_when_published() {
         None,
         "not devel"
     );
-    // 13.0.2's tag list is incomplete: its runtime twin is not known to exist.
-    assert_eq!(k.runtime_twin("13.0.2-cudnn-devel-ubuntu24.04"), None);
+    assert_eq!(
+        k.runtime_twin("13.0.2-cudnn-devel-ubuntu24.04").as_deref(),
+        Some("13.0.2-cudnn-runtime-ubuntu24.04")
+    );
+    // 13.4.2's tag list is incomplete: its runtime twin on 26.04 is not known to exist.
+    assert_eq!(k.runtime_twin("13.4.2-devel-ubuntu26.04"), None);
     assert_eq!(
         k.runtime_twin("12.4.1-devel-ubuntu24.04"),
         None,

@@ -49,7 +49,14 @@ fn release_rows_follow_update_numbers() {
     assert_eq!(driver("12.6.9").as_deref(), Some("560.35.05"));
     assert_eq!(driver("12"), None);
     assert_eq!(driver("12.7"), None);
-    assert!(!t.release_for(v("13.2.0")).unwrap().confirmed);
+    assert!(t.release_for(v("13.2.0")).unwrap().confirmed);
+    // 13.3 and 13.4 have rows of their own (13.4's third field is a build).
+    assert_eq!(driver("13.3.1").as_deref(), Some("610.43.02"));
+    assert_eq!(driver("13.4.2").as_deref(), Some("615.0"));
+    assert_eq!(
+        t.driver_branch(v("580.95.05")).unwrap().eol.as_deref(),
+        Some("2028-06-01")
+    );
 }
 
 #[test]

@@ -39,6 +39,9 @@ fn findings_text(findings: &[Diagnostic]) -> String {
         for note in &finding.notes {
             writeln!(text, "    note: {note}").unwrap();
         }
+        for source in &finding.sources {
+            writeln!(text, "    source: {source}").unwrap();
+        }
         if let Some(fix) = &finding.fix {
             writeln!(text, "    fix ({:?}): {}", fix.safety, fix.description).unwrap();
         }

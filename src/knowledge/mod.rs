@@ -18,13 +18,16 @@
 //! - `pub fn extend(&mut self, other: Self)`: add a later file's entries;
 //!   an entry with the same key as an existing one replaces it.
 //!
-//! Every entry in the TOML carries a `source` naming where the fact comes
-//! from (the source keys of `cuda-packaging.md`). An area may also expose a
+//! Every entry in the TOML carries a `source` a user can open (a URL or
+//! `owner/repo@rev:path`, or what was checked on a real system;
+//! `tests/knowledge_sources.rs` enforces it). An area may also expose a
 //! serde type for its table (as `images::ImagesToml`) so that the loader can
 //! point at the exact line of a bad value; areas without one are located at
 //! their table.
 
+pub mod clock;
 pub mod cupti;
+pub mod freshness;
 pub mod images;
 pub mod packages;
 pub mod toolkits;
@@ -43,6 +46,10 @@ pub struct Knowledge {
     pub toolkits: toolkits::ToolkitKnowledge,
     pub packages: packages::PackageKnowledge,
     pub cupti: cupti::CuptiKnowledge,
+    /// The date (`YYYY-MM-DD`) the facts were last checked: the oldest
+    /// `checked` of the embedded files, or a newer one a `--knowledge` file
+    /// states (a newer catalogue layered over the built-in one).
+    pub checked: Option<String>,
 }
 
 /// The knowledge files compiled into the binary, in load order. An area
@@ -91,6 +98,8 @@ impl std::error::Error for KnowledgeError {}
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 struct KnowledgeFile {
+    /// When the file's facts were last checked (`checked = 2026-11-23`).
+    checked: Option<toml::value::Datetime>,
     images: Option<images::ImagesToml>,
     toolkits: Option<toml::Value>,
     packages: Option<toml::Value>,
@@ -114,6 +123,7 @@ impl Knowledge {
             toolkits: toolkits::ToolkitKnowledge::default(),
             packages: packages::PackageKnowledge::default(),
             cupti: cupti::CuptiKnowledge::default(),
+            checked: None,
         }
     }
 
@@ -124,9 +134,17 @@ impl Knowledge {
         EMBEDDED_KNOWLEDGE
             .get_or_init(|| {
                 let mut knowledge = Knowledge::empty();
+                let mut oldest: Option<String> = None;
                 for (name, text) in EMBEDDED {
                     knowledge.merge_text(name, text)?;
+                    if let Some(date) = knowledge.checked.take() {
+                        oldest = Some(match oldest {
+                            Some(old) if old <= date => old,
+                            _ => date,
+                        });
+                    }
                 }
+                knowledge.checked = oldest;
                 Ok(knowledge)
             })
             .clone()
@@ -175,6 +193,12 @@ impl Knowledge {
                 e.message().trim_end().to_string(),
             )
         })?;
+        if let Some(date) = file.checked {
+            let date = date.to_string();
+            if self.checked.as_ref().map_or(true, |known| *known < date) {
+                self.checked = Some(date);
+            }
+        }
         if let Some(table) = file.images {
             let start = table_header(text, "images");
             let area = images::ImageKnowledge::from_raw(table).map_err(|m| locate(start, m))?;

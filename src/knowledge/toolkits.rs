@@ -40,6 +40,22 @@ pub struct ToolkitKnowledge {
     /// Family names (`Ampere`) as TORCH_CUDA_ARCH_LIST accepts them.
     #[serde(default)]
     pub arch_names: Vec<ArchName>,
+    /// NVIDIA's driver branches and their end of life, newest first.
+    #[serde(default)]
+    pub driver_branches: Vec<DriverBranch>,
+}
+
+/// A driver branch (`R580`) with its designation and end of life.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverBranch {
+    pub branch: u32,
+    /// `Long Term Support Branch`, `Production Branch`, `New Feature Branch`.
+    pub designation: String,
+    /// `YYYY-MM-DD`; `None` when the source gives no date.
+    #[serde(default)]
+    pub eol: Option<String>,
+    pub source: String,
 }
 
 /// One row of the toolkit → minimum driver table.
@@ -52,7 +68,7 @@ pub struct Release {
     pub label: String,
     /// Minimum Linux x86_64 driver.
     pub driver: Version,
-    /// False for rows the knowledge base has from a single source.
+    /// False for rows no primary source confirms; they decide no finding.
     #[serde(default = "yes")]
     pub confirmed: bool,
     pub source: String,
@@ -217,6 +233,10 @@ impl ToolkitKnowledge {
             self.architectures.retain(|a| a.arch != arch.arch);
             self.architectures.push(arch);
         }
+        for branch in other.driver_branches {
+            self.driver_branches.retain(|b| b.branch != branch.branch);
+            self.driver_branches.push(branch);
+        }
         for name in other.arch_names {
             self.arch_names
                 .retain(|n| !n.name.eq_ignore_ascii_case(&name.name));
@@ -229,6 +249,15 @@ impl ToolkitKnowledge {
         self.releases.sort_by_key(|r| r.version);
         self.minor_compat.sort_by_key(|f| f.major);
         self.architectures.sort_by_key(|a| a.arch);
+        self.driver_branches
+            .sort_by_key(|b| std::cmp::Reverse(b.branch));
+    }
+
+    /// The branch of a driver version (`580.95.05` → R580).
+    pub fn driver_branch(&self, driver: Version) -> Option<&DriverBranch> {
+        self.driver_branches
+            .iter()
+            .find(|b| b.branch == driver.major())
     }
 
     /// The release row that governs `cuda`. A full version (`12.4.1`) takes
@@ -267,7 +296,8 @@ impl ToolkitKnowledge {
 
     /// Judges `driver` against what `cuda` needs (see [`DriverVerdict`]).
     pub fn driver_verdict(&self, cuda: Version, driver: Version) -> DriverVerdict<'_> {
-        let release = self.release_for(cuda);
+        // A row no primary source confirms never decides a finding.
+        let release = self.release_for(cuda).filter(|r| r.confirmed);
         if release.is_some_and(|r| driver >= r.driver) {
             return DriverVerdict::Satisfied;
         }

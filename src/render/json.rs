@@ -11,7 +11,7 @@
 //!     "severity": "error" | "warning" | "info" | "style",
 //!     "message": "…", "help": "…" | null, "notes": ["…"],
 //!     "origin": "Dockerfile",            // the file or image as the user named it
-//!     "doc_url": "https://…/CU101.md" | null,
+//!     "sources": ["https://…"], "doc_url": "https://…/CU101.md" (only with `doc-url-base`),
 //!     "location": {
 //!       "kind": "source" | "image" | "file",
 //!       "line", "column", "end_line", "end_column": 1-based, end exclusive, or null,
@@ -75,7 +75,9 @@ struct Finding<'a> {
     message: &'a str,
     help: Option<&'a str>,
     notes: &'a [String],
+    sources: &'a [String],
     origin: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
     doc_url: Option<String>,
     location: JsonLocation<'a>,
     fix: Option<JsonFix<'a>>,
@@ -164,8 +166,9 @@ fn finding<'a>(report: &Report<'a>, diag: &'a Diagnostic) -> Finding<'a> {
         message: &diag.message,
         help: diag.help.as_deref(),
         notes: &diag.notes,
+        sources: &diag.sources,
         origin: &diag.origin,
-        doc_url: rule.map(|meta| rule_doc_url(meta.code)),
+        doc_url: rule.and_then(|meta| rule_doc_url(report.doc_url_base, meta.code)),
         location: location(report, diag),
         fix: diag.fix.as_ref().map(|fix| JsonFix {
             description: &fix.description,

@@ -16,16 +16,20 @@ mod sarif;
 mod shared;
 mod text;
 
-/// Where every rule's documentation page lives; `<CODE>.md` is appended.
-/// SARIF `helpUri`, JSON and text output all link through [`rule_doc_url`].
-pub const RULE_DOCS_BASE_URL: &str = "https://github.com/cudalint/cudalint/blob/main/docs/rules/";
-
 /// The project page, for tool metadata in machine-readable formats.
 pub const TOOL_INFORMATION_URI: &str = "https://github.com/cudalint/cudalint";
 
-/// The documentation page of rule `code`.
-pub fn rule_doc_url(code: &str) -> String {
-    format!("{RULE_DOCS_BASE_URL}{code}.md")
+/// The documentation page of rule `code` under `base` (config key
+/// `doc-url-base`, e.g. `https://docs.example.com/cudalint/rules/`), where
+/// the team hosts the docs; `<CODE>.md` is appended. No base, no link: SARIF
+/// carries each rule's doc as `help.markdown` and `cudalint explain` prints it.
+pub fn rule_doc_url(base: Option<&str>, code: &str) -> Option<String> {
+    let base = base?.trim();
+    if base.is_empty() {
+        return None;
+    }
+    let slash = if base.ends_with('/') { "" } else { "/" };
+    Some(format!("{base}{slash}{code}.md"))
 }
 
 /// Everything a format may print.
@@ -44,6 +48,13 @@ pub struct Report<'a> {
     /// output never mistakes a run that skipped a file for a clean one.
     pub failed_inputs: &'a [FailedInput],
     pub tool_version: &'a str,
+    /// Print each finding's sources in text output (`--show-sources`).
+    pub show_sources: bool,
+    /// Base URL of the hosted rule docs (config `doc-url-base`); none by default.
+    pub doc_url_base: Option<&'a str>,
+    /// Run-level notices (the built-in knowledge is old): SARIF
+    /// notifications, JSON `notices`; text prints them on stderr itself.
+    pub notices: &'a [String],
 }
 
 /// An input that could not be linted, and why.

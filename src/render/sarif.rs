@@ -10,6 +10,9 @@ use serde_json::{json, Map, Value};
 
 use super::shared::{fingerprint, path_to_uri, positions, rule_of, INPUT_ERROR_CHECK};
 use super::{rule_doc_url, Report, TOOL_INFORMATION_URI};
+
+/// The notification id for "the built-in knowledge is old".
+const KNOWLEDGE_NOTICE: &str = "knowledge-age";
 use crate::checks::RuleMeta;
 use crate::diagnostic::{Diagnostic, Fix, Location, Severity};
 
@@ -22,7 +25,11 @@ const SARIF_VERSION: &str = "2.1.0";
 const FINGERPRINT_KEY: &str = "cudalint/v1";
 
 pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()> {
-    let rules: Vec<Value> = report.rules.iter().map(|meta| rule(meta)).collect();
+    let rules: Vec<Value> = report
+        .rules
+        .iter()
+        .map(|meta| rule(meta, report.doc_url_base))
+        .collect();
     let results: Vec<Value> = report
         .diagnostics
         .iter()
@@ -60,8 +67,19 @@ fn invocation(report: &Report<'_>) -> Value {
         "executionSuccessful".into(),
         report.failed_inputs.is_empty().into(),
     );
+    let mut notifications: Vec<Value> = report
+        .notices
+        .iter()
+        .map(|notice| {
+            json!({
+                "descriptor": { "id": KNOWLEDGE_NOTICE },
+                "level": "warning",
+                "message": { "text": notice },
+            })
+        })
+        .collect();
     if !report.failed_inputs.is_empty() {
-        let notifications: Vec<Value> = report
+        let failed: Vec<Value> = report
             .failed_inputs
             .iter()
             .map(|failed| {
@@ -77,6 +95,9 @@ fn invocation(report: &Report<'_>) -> Value {
                 })
             })
             .collect();
+        notifications.extend(failed);
+    }
+    if !notifications.is_empty() {
         invocation.insert("toolExecutionNotifications".into(), notifications.into());
     }
     invocation.into()
@@ -90,23 +111,26 @@ fn level(severity: Severity) -> &'static str {
     }
 }
 
-fn rule(meta: &RuleMeta) -> Value {
+fn rule(meta: &RuleMeta, base: Option<&str>) -> Value {
     let described = doc_section(meta.doc, "What it does").unwrap_or(meta.summary);
     let mut help = Map::new();
     help.insert("text".into(), described.into());
     if !meta.doc.trim().is_empty() {
         help.insert("markdown".into(), meta.doc.into());
     }
-    json!({
+    let mut descriptor = json!({
         "id": meta.code,
         "name": meta.name,
         "shortDescription": { "text": meta.summary },
         "fullDescription": { "text": described },
         "help": help,
-        "helpUri": rule_doc_url(meta.code),
         "defaultConfiguration": { "level": level(meta.default_severity) },
         "properties": { "tags": [meta.category] },
-    })
+    });
+    if let Some(uri) = rule_doc_url(base, meta.code) {
+        descriptor["helpUri"] = uri.into();
+    }
+    descriptor
 }
 
 /// The body of the `## heading` section of a rule doc, if it has one.
@@ -155,6 +179,9 @@ fn result(report: &Report<'_>, diag: &Diagnostic) -> Value {
     }
     if !diag.notes.is_empty() {
         properties.insert("notes".into(), diag.notes.clone().into());
+    }
+    if !diag.sources.is_empty() {
+        properties.insert("sources".into(), diag.sources.clone().into());
     }
     if let Location::Image {
         layer: Some(layer), ..

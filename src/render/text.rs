@@ -96,8 +96,20 @@ fn render_one(
     if let Some(help) = &diag.help {
         trailer.push(("help", help.clone()));
     }
-    for note in &diag.notes {
+    // One note, the one a person needs to decide; the rest and the sources
+    // are in `--show-sources`, JSON and SARIF.
+    let notes = if report.show_sources {
+        diag.notes.len()
+    } else {
+        1
+    };
+    for note in diag.notes.iter().take(notes) {
         trailer.push(("note", note.clone()));
+    }
+    if report.show_sources {
+        for source in &diag.sources {
+            trailer.push(("source", source.clone()));
+        }
     }
     if let Some(fix) = &diag.fix {
         let label = match fix.safety {

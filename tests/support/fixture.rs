@@ -83,7 +83,13 @@ pub fn fixture_source(path: &Path) -> SourceFile {
 }
 
 /// A fixture and its findings under the options it asks for.
+/// The date fixtures are judged on.
+pub const FIXTURE_TODAY: &str = "2026-11-23";
+
 pub fn lint_fixture(path: &Path) -> (SourceFile, Vec<Diagnostic>) {
+    // EOL and deletion depend on the date: fixtures are judged as of the
+    // day the knowledge was checked.
+    std::env::set_var(cudalint::knowledge::clock::TODAY_VAR, FIXTURE_TODAY);
     let source = fixture_source(path);
     let findings = fixture_engine(&source.text).lint_source(&source);
     (source, findings)

@@ -114,6 +114,9 @@ impl Fixture {
             inputs: &self.inputs,
             failed_inputs: &self.failed_inputs,
             tool_version: "0.1.0",
+            show_sources: false,
+            doc_url_base: None,
+            notices: &[],
         }
     }
 }

@@ -49,18 +49,13 @@ fn finding(toolkits: &ToolkitKnowledge, demand: &Demand, driver: Version) -> Opt
                 ),
             )
             .with_help(format!("upgrade the host driver to {required} or newer{fallback}"))
-            .with_note(format!("{} ({})", limits.below_floor, limits.below_floor_source))
-            .with_note(format!("minor-version floor for CUDA {}.x: {}", floor.major, floor.source));
+            .with_note(limits.below_floor.clone())
+            .with_source(limits.below_floor_source.clone())
+            .with_source(floor.source.clone());
             if let Some(release) = release {
-                d = d.with_note(format!(
-                    "CUDA {} needs {}: {}",
-                    release.label, release.driver, release.source
-                ));
+                d = d.with_source(release.source.clone());
             }
-            d.with_note(format!(
-                "{} ({})",
-                limits.forward_compat, limits.forward_compat_source
-            ))
+            d.with_source(limits.forward_compat_source.clone())
         }
         DriverVerdict::MinorCompat { release, floor } => {
             let mut d = Diagnostic::at(
@@ -72,15 +67,16 @@ fn finding(toolkits: &ToolkitKnowledge, demand: &Demand, driver: Version) -> Opt
                 ),
             )
             .with_help(format!("upgrade the host driver to {} or newer{fallback}", release.driver))
-            .with_note(format!("{} ({})", limits.minor_compat, limits.minor_compat_source))
-            .with_note(format!("CUDA {} needs {}: {}", release.label, release.driver, release.source))
-            .with_note(format!("minor-version floor for CUDA {}.x: {}", floor.major, floor.source));
+            .with_note(limits.minor_compat.clone())
+            .with_source(limits.minor_compat_source.clone())
+            .with_source(release.source.clone())
+            .with_source(floor.source.clone());
             d.severity = Severity::Warning;
             d
         }
     };
     if let Some(source) = &demand.source {
-        diagnostic = diagnostic.with_note(format!("the package's CUDA: {source}"));
+        diagnostic = diagnostic.with_source(source.clone());
     }
     Some(diagnostic)
 }

@@ -6,7 +6,11 @@ use crate::checks::dockerfile::cuda_stages::pulled_images;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::ImageRef;
-use crate::knowledge::images::{parse_cuda_tag, EolBasis, EolInfo, ReleaseStatus};
+use crate::knowledge::clock::{today, Date};
+use crate::knowledge::images::{
+    parse_cuda_tag, CudaTag, EolBasis, EolInfo, ImageKnowledge, ReleaseStatus,
+};
+use crate::knowledge::Version;
 use crate::source::Span;
 
 pub static META: RuleMeta = RuleMeta {
@@ -49,49 +53,170 @@ fn report(ctx: &DockerfileContext<'_>, image: &ImageRef, span: Span, out: &mut V
     let Some(eol) = images.eol(tag.version) else {
         return;
     };
-    let mut diagnostic = Diagnostic::at(&META, span, message(image, &eol))
-        .with_help(help(&eol))
-        .with_note(format!("source: {}", eol.source));
-    if let (ReleaseStatus::Eol, Some(months)) = (eol.status, eol.deletion_after_months) {
-        diagnostic = diagnostic.with_note(format!(
-            "NVIDIA deletes EOL tags from Docker Hub and NGC {months} months after EOL, and only the latest point release of a CUDA version is supported"
-        ));
+    let state = DeletionState::of(&eol, today());
+    let replacement = replacement(images, &eol, &tag);
+    let mut diagnostic = Diagnostic::at(&META, span, message(image, &eol, state))
+        .with_help(replacement.help)
+        .with_source(eol.source.clone());
+    if let Some(note) = replacement.note {
+        diagnostic = diagnostic.with_note(note);
+    }
+    if let Some(policy) = &images.policy {
+        diagnostic = diagnostic.with_source(policy.source.clone());
     }
     out.push(diagnostic);
 }
 
-fn message(image: &ImageRef, eol: &EolInfo) -> String {
+/// Where an EOL release's tags stand on the day cudalint runs.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum DeletionState {
+    /// Deleted (catalogue says so, or EOL + the policy's months has passed).
+    Deleted { on: Option<Date> },
+    /// Still pullable; deleted on that date (when the EOL date is known).
+    Due { on: Option<Date> },
+}
+
+impl DeletionState {
+    fn of(eol: &EolInfo, today: Date) -> DeletionState {
+        if eol.status == ReleaseStatus::Removed {
+            return DeletionState::Deleted { on: None };
+        }
+        let on = match (
+            eol.since.as_deref().and_then(Date::parse),
+            eol.deletion_after_months,
+        ) {
+            (Some(since), Some(months)) => Some(since.plus_months(months)),
+            _ => None,
+        };
+        match on {
+            Some(on) if on <= today => DeletionState::Deleted { on: Some(on) },
+            on => DeletionState::Due { on },
+        }
+    }
+}
+
+fn message(image: &ImageRef, eol: &EolInfo, state: DeletionState) -> String {
     let why = match (&eol.basis, &eol.since) {
-        (EolBasis::Superseded { by }, _) => format!(" (superseded by {by})"),
+        (EolBasis::Superseded { by }, Some(since)) => {
+            format!(" since {since} (and superseded by {by})")
+        }
+        (EolBasis::Superseded { by }, None) => format!(" (superseded by {by})"),
         (_, Some(since)) => format!(" since {since}"),
         _ => String::new(),
     };
-    match eol.status {
-        ReleaseStatus::Removed => format!(
+    match state {
+        DeletionState::Deleted { on: None } => format!(
             "`{}`: CUDA {} images were deleted from the registry, so the pull fails",
             image.text, eol.version
         ),
-        _ => format!(
+        DeletionState::Deleted { on: Some(on) } => format!(
+            "`{}`: CUDA {} images are end-of-life{why} and were due for deletion on {on}: the tag is deleted and the pull may already fail",
+            image.text, eol.version
+        ),
+        DeletionState::Due { on: Some(on) } => format!(
+            "`{}`: CUDA {} images are end-of-life{why}: no more rebuilds or security fixes, and the tag is deleted on {on}",
+            image.text, eol.version
+        ),
+        DeletionState::Due { on: None } => format!(
             "`{}`: CUDA {} images are end-of-life{why}: no more rebuilds or security fixes, and the tag is due for deletion",
             image.text, eol.version
         ),
     }
 }
 
-fn help(eol: &EolInfo) -> String {
-    let alternatives: Vec<String> = eol
-        .supported_alternatives
-        .iter()
-        .map(|v| v.to_string())
-        .collect();
-    match (&eol.basis, alternatives.is_empty()) {
-        (EolBasis::Superseded { by }, _) => {
-            format!("move to CUDA {by}, the supported point release")
+/// What to move to, and what changes if the file's OS or variant cannot be kept.
+struct Replacement {
+    help: String,
+    note: Option<String>,
+}
+
+/// The supported release to move to: the superseding point release when it
+/// is itself supported, otherwise the newest supported release (same major
+/// first). The tag keeps the file's variant and OS where NVIDIA publishes
+/// them.
+fn replacement(images: &ImageKnowledge, eol: &EolInfo, tag: &CudaTag) -> Replacement {
+    let mut candidates: Vec<Version> = Vec::new();
+    if let EolBasis::Superseded { by } = eol.basis {
+        if images.eol(by).is_none() {
+            candidates.push(by);
         }
-        (_, false) => format!(
-            "move to a supported CUDA image release: {}",
-            alternatives.join(", ")
-        ),
-        (_, true) => "move to a supported CUDA image release".into(),
+    }
+    candidates.extend(eol.supported_alternatives.iter().copied());
+    let mut seen = Vec::new();
+    candidates.retain(|v| {
+        let new = !seen.contains(v);
+        seen.push(*v);
+        new
+    });
+    let Some(&first) = candidates.first() else {
+        return Replacement {
+            help: "move to a supported CUDA image release".into(),
+            note: None,
+        };
+    };
+    let (Some(middle), Some(os)) = (tag.middle(), tag.os.as_deref()) else {
+        return Replacement {
+            help: format!("move to a supported CUDA image release: {first}"),
+            note: None,
+        };
+    };
+    let keeps = |v: Version| {
+        images
+            .release(v)
+            .map(|r| r.publishes(&middle, os))
+            .unwrap_or(None)
+    };
+    let new_major = |v: Version| {
+        (v.major() != tag.version.major())
+            .then(|| format!("this moves to CUDA {}, a new major version: check the driver and the CUDA of every wheel", v.major()))
+    };
+    if let Some(&v) = candidates.iter().find(|&&v| keeps(v) == Some(true)) {
+        return Replacement {
+            help: format!("move to `nvidia/cuda:{v}-{middle}-{os}`, a supported release"),
+            note: new_major(v),
+        };
+    }
+    // Same OS and variant, another flavour (`cudnn8-runtime` → `cudnn-runtime`).
+    let same_variant = |v: Version| {
+        let release = images.release(v)?;
+        release
+            .middles_for(os)
+            .into_iter()
+            .find(|m| m.rsplit('-').next() == middle.rsplit('-').next())
+            .map(|m| (v, m.to_string()))
+    };
+    if let Some((v, other)) = candidates.iter().find_map(|&v| same_variant(v)) {
+        let change = format!("the tag form changes from `{middle}` to `{other}`");
+        return Replacement {
+            help: format!("move to `nvidia/cuda:{v}-{other}-{os}`, a supported release"),
+            note: Some(match new_major(v) {
+                Some(major) => format!("{change}; {major}"),
+                None => change,
+            }),
+        };
+    }
+    // Nothing listed keeps both; say what changes.
+    let release = images.release(first);
+    let published_os: Vec<&str> = release.map(|r| r.os_names()).unwrap_or_default();
+    let change = if published_os.contains(&os) {
+        let middles = release.map(|r| r.middles_for(os)).unwrap_or_default();
+        format!(
+            "no `{middle}` tag of CUDA {first} is known for {os} (known: {})",
+            middles.join(", ")
+        )
+    } else if published_os.is_empty() {
+        format!("the catalogue lists no tags of CUDA {first}")
+    } else {
+        format!(
+            "CUDA {first} is not known to be published for {os} (known: {}): the OS changes",
+            published_os.join(", ")
+        )
+    };
+    let major = new_major(first)
+        .map(|m| format!("; {m}"))
+        .unwrap_or_default();
+    Replacement {
+        help: format!("move to a supported CUDA image release: {first}"),
+        note: Some(format!("{change}{major}")),
     }
 }

@@ -12,7 +12,7 @@ use crate::knowledge::Version;
 use crate::source::Span;
 
 /// The environment variable NVIDIA's images (and hand-rolled ones) set to
-/// the toolkit version (cuda-packaging.md §1.2).
+/// the toolkit version (NVIDIA's recipes, https://gitlab.com/nvidia/container-images/cuda).
 const CUDA_VERSION_ENV: &str = "CUDA_VERSION";
 
 /// The CUDA toolkit a stage stands on, and how we know.
