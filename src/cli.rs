@@ -8,16 +8,18 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{bail, Context};
-use clap::{Args, CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::checks::{Category, FixAvailability, RuleMeta};
 use crate::config::{self, Config, FailureThreshold};
 use crate::diagnostic::Diagnostic;
+use crate::discover;
 use crate::dockerfile::model::BuildOptions;
 use crate::dockerfile::platform::Platform;
 use crate::engine::{self, Engine, EngineOptions, Input};
 use crate::fix::{self, FixOptions};
 use crate::knowledge::Knowledge;
+use crate::plugin;
 use crate::render::{self, FailedInput, Format, Report};
 use crate::source::SourceFile;
 
@@ -59,6 +61,8 @@ enum Command {
         /// A rule code (`CU002`) or name (`unknown-stage-reference`).
         rule: String,
     },
+    /// Install this binary as the Docker CLI plugin `docker cudalint`.
+    InstallPlugin(InstallPluginArgs),
     /// Print a shell completion script.
     Completions {
         #[arg(value_enum)]
@@ -68,8 +72,10 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct LintArgs {
-    /// Dockerfiles to lint; `-` reads standard input.
-    #[arg(value_name = "FILE", required = true)]
+    /// Dockerfiles to lint, or directories to search for them (Dockerfile,
+    /// Containerfile, *.Dockerfile, Dockerfile.*; .gitignore is honoured);
+    /// `-` reads standard input.
+    #[arg(value_name = "FILE|DIR", required = true)]
     files: Vec<PathBuf>,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
@@ -129,16 +135,60 @@ struct CommonArgs {
     /// machine's); `TARGETARCH` and friends follow it.
     #[arg(long, value_name = "OS/ARCH[/VARIANT]", value_parser = Platform::parse)]
     platform: Option<Platform>,
-    /// Driver version of the hosts the image runs on, or `host` for this
-    /// machine's driver.
-    #[arg(long, value_name = "VERSION|host")]
-    driver: Option<String>,
+    #[command(flatten)]
+    fleet: TargetFleetArgs,
     /// Extra knowledge file layered over the built-in facts (repeatable).
     #[arg(long, value_name = "FILE")]
     knowledge: Vec<PathBuf>,
     /// Do not run this rule, by code or name (repeatable).
     #[arg(long, value_name = "RULE")]
     ignore: Vec<String>,
+}
+
+#[derive(Debug, Args)]
+struct InstallPluginArgs {
+    /// Into $DOCKER_CONFIG/cli-plugins or ~/.docker/cli-plugins (the default).
+    #[arg(long, conflicts_with = "system")]
+    user: bool,
+    /// Into /usr/local/lib/docker/cli-plugins, for every user.
+    #[arg(long)]
+    system: bool,
+    /// Copy the binary instead of linking to it.
+    #[arg(long)]
+    copy: bool,
+}
+
+/// The hosts the image will run on; over `.cudalint.toml`'s `[target]`.
+/// One struct so every command that judges an image for its fleet (`lint`,
+/// `fix`, and later `image` and `build`) takes the same flags.
+#[derive(Debug, Args)]
+struct TargetFleetArgs {
+    /// Driver version of the hosts the image runs on, or `host` for this
+    /// machine's driver.
+    #[arg(long, value_name = "VERSION|host")]
+    driver: Option<String>,
+    /// A GPU architecture of those hosts, e.g. `sm_90` (repeatable; replaces
+    /// the configuration's `gpus`).
+    #[arg(long = "gpu", value_name = "SM")]
+    gpus: Vec<String>,
+}
+
+impl TargetFleetArgs {
+    /// Put the flags over the configuration's `[target]` in `settings`.
+    fn apply(&self, settings: &mut config::Settings) -> anyhow::Result<()> {
+        if let Some(driver) = &self.driver {
+            settings.target_driver = Some(if driver == "host" {
+                crate::knowledge::toolkits::host_driver_version()
+                    .map_err(|reason| anyhow::anyhow!("--driver host: {reason}"))?
+            } else {
+                driver.clone()
+            });
+        }
+        if !self.gpus.is_empty() {
+            settings.target_gpus = self.gpus.clone();
+        }
+        Ok(())
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -163,7 +213,23 @@ fn parse_build_arg(text: &str) -> Result<(String, String), String> {
 /// Parse `args` and run; usage errors print clap's message and give 2
 /// (help and version give 0). Errors are for the caller to print.
 pub fn main_with(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode> {
-    let cli = match Cli::try_parse_from(args) {
+    let mut command = Cli::command();
+    let args = match plugin::classify(args.into_iter().collect()) {
+        plugin::Invocation::Metadata => {
+            println!("{}", serde_json::to_string_pretty(&plugin::metadata())?);
+            return Ok(ExitCode::SUCCESS);
+        }
+        plugin::Invocation::Run { args, as_plugin } => {
+            if as_plugin {
+                command = command.bin_name(format!("docker {}", plugin::PLUGIN_NAME));
+            }
+            args
+        }
+    };
+    let parsed = command
+        .try_get_matches_from(args)
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(error) => {
             error.print()?;
@@ -197,6 +263,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             let knowledge = load_knowledge(&args.knowledge)?;
             crate::facts::run(&args, &knowledge, out)
         }
+        Some(Command::InstallPlugin(args)) => install_plugin(&args, out),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(shell, &mut Cli::command(), "cudalint", out);
             Ok(ExitCode::SUCCESS)
@@ -232,14 +299,7 @@ fn resolve(common: &CommonArgs, threshold: Option<FailureThreshold>) -> anyhow::
         }
     }
     let mut settings = config.settings;
-    if let Some(driver) = &common.driver {
-        settings.target_driver = Some(if driver == "host" {
-            crate::knowledge::toolkits::host_driver_version()
-                .map_err(|reason| anyhow::anyhow!("--driver host: {reason}"))?
-        } else {
-            driver.clone()
-        });
-    }
+    common.fleet.apply(&mut settings)?;
     settings
         .knowledge_files
         .extend(common.knowledge.iter().cloned());
@@ -275,8 +335,7 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut inputs: Vec<String> = Vec::new();
     let mut failed_inputs: Vec<FailedInput> = Vec::new();
-    for file in &args.files {
-        let input = Input::from_arg(file);
+    for input in lint_inputs(&args.files, &mut failed_inputs) {
         match resolved.engine.lint_input(&input) {
             Ok(linted) => {
                 inputs.push(linted.source.name.clone());
@@ -328,6 +387,45 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     })
 }
 
+/// The inputs that `files` name, each once: a directory stands for the
+/// Dockerfiles found under it. A directory that cannot be walked, or holds none, is a
+/// failed input (exit 2): `cudalint src/` passing with nothing linted would
+/// hide a typo in a CI configuration.
+fn lint_inputs(files: &[PathBuf], failed_inputs: &mut Vec<FailedInput>) -> Vec<Input> {
+    let mut inputs = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut add = |input: Input, inputs: &mut Vec<Input>| match &input {
+        Input::Path(path) if !seen.insert(path.clone()) => {}
+        _ => inputs.push(input),
+    };
+    for file in files {
+        let input = Input::from_arg(file);
+        if !matches!(&input, Input::Path(path) if path.is_dir()) {
+            add(input, &mut inputs);
+            continue;
+        }
+        let message = match discover::find_dockerfiles(file) {
+            Ok(found) if !found.is_empty() => {
+                for path in found {
+                    add(Input::Path(path), &mut inputs);
+                }
+                continue;
+            }
+            Ok(_) => format!(
+                "it is a directory with no Dockerfile in it (looked for {})",
+                discover::DOCKERFILE_NAMES
+            ),
+            Err(error) => format!("cannot search the directory: {error}"),
+        };
+        eprintln!("cudalint: error: {}: {message}", input.name());
+        failed_inputs.push(FailedInput {
+            name: input.name(),
+            message,
+        });
+    }
+    inputs
+}
+
 fn fix(args: FixArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let resolved = resolve(&args.common, args.failure_threshold)?;
     let options = FixOptions {
@@ -374,6 +472,32 @@ fn fix(args: FixArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         remaining.extend(outcome.remaining);
     }
     Ok(exit_for(&remaining, resolved.threshold))
+}
+
+fn install_plugin(args: &InstallPluginArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let scope = if args.system {
+        plugin::PluginScope::System
+    } else {
+        plugin::PluginScope::User
+    };
+    let mode = if args.copy {
+        plugin::InstallMode::Copy
+    } else {
+        plugin::InstallMode::Symlink
+    };
+    let binary = std::env::current_exe().context("cannot find this program's own path")?;
+    let installed = plugin::install(&binary, &plugin::plugin_dir(scope)?, mode)?;
+    let how = match mode {
+        plugin::InstallMode::Symlink => "linked to",
+        plugin::InstallMode::Copy => "copied from",
+    };
+    writeln!(
+        out,
+        "installed {} ({how} {}); try `docker cudalint --help`",
+        installed.display(),
+        binary.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn exit_for(diagnostics: &[Diagnostic], threshold: FailureThreshold) -> ExitCode {
@@ -480,4 +604,37 @@ pub fn is_broken_pipe(error: &anyhow::Error) -> bool {
 /// The exit status for an error that stopped the run.
 pub fn error_exit_code() -> ExitCode {
     ExitCode::from(EXIT_ERROR)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fleet_flags_replace_the_configured_target() {
+        let cli = Cli::try_parse_from([
+            "cudalint",
+            "--driver",
+            "550.54.15",
+            "--gpu",
+            "sm_80",
+            "--gpu",
+            "sm_90",
+            "Dockerfile",
+        ])
+        .unwrap();
+        let mut settings = config::Settings {
+            target_driver: Some("535.104.05".into()),
+            target_gpus: vec!["sm_70".into()],
+            ..config::Settings::default()
+        };
+        cli.lint.common.fleet.apply(&mut settings).unwrap();
+        assert_eq!(settings.target_driver.as_deref(), Some("550.54.15"));
+        assert_eq!(settings.target_gpus, ["sm_80", "sm_90"]);
+
+        let cli = Cli::try_parse_from(["cudalint", "Dockerfile"]).unwrap();
+        cli.lint.common.fleet.apply(&mut settings).unwrap();
+        assert_eq!(settings.target_driver.as_deref(), Some("550.54.15"));
+        assert_eq!(settings.target_gpus, ["sm_80", "sm_90"]);
+    }
 }

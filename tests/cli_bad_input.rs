@@ -155,11 +155,11 @@ fn a_fifty_megabyte_file_finishes() {
 }
 
 #[test]
-fn a_directory_and_a_missing_file_exit_2_naming_the_path() {
+fn a_directory_without_dockerfiles_and_a_missing_file_exit_2_naming_the_path() {
     let dir = TempDir::new("paths");
     let output = cudalint(&[dir.0.to_str().unwrap()], b"");
     assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("is a directory"));
+    assert!(stderr(&output).contains("is a directory with no Dockerfile in it"));
 
     let missing = dir.0.join("no-such-Dockerfile");
     let output = cudalint(&[missing.to_str().unwrap()], b"");

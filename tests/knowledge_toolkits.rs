@@ -163,7 +163,8 @@ fn pip_requirements_pin_cuda() {
         ("torch==2.5.1", Some("12.4")),
         ("torch==2.7.1", Some("12.6")),
         ("torch==2.11.0", Some("13.0")),
-        ("torch==2.13.0", None),
+        ("torch==2.13.0", Some("13.0")),
+        ("torch==2.16.0", None),
         ("torch", None),
         ("torch>=2.1", None),
         ("jax[cuda12]", Some("12")),
@@ -373,8 +374,8 @@ fn user_entries_extend_and_replace() {
         source = "RPM Fusion"
         [[packages.pypi_defaults]]
         package = "torch"
-        versions = ["2.12"]
-        cuda = "13.0"
+        versions = ["2.16"]
+        cuda = "13.4"
         source = "site knowledge"
         "#,
     )
@@ -382,7 +383,7 @@ fn user_entries_extend_and_replace() {
     p.extend(PackageKnowledge::from_toml(user).unwrap());
     assert_eq!(p.driver_userspace.len(), before + 1);
     assert!(p.driver_package("xorg-x11-drv-nvidia-cuda-libs").is_some());
-    assert_eq!(pin_of(&p, "torch==2.12.0").as_deref(), Some("13.0"));
+    assert_eq!(pin_of(&p, "torch==2.16.0").as_deref(), Some("13.4"));
 }
 
 #[test]

@@ -27,6 +27,10 @@ pub struct PackageKnowledge {
     #[serde(default)]
     pub pypi_defaults: Vec<PypiDefault>,
     #[serde(default)]
+    pub torch_cuda_builds: Vec<TorchCudaBuilds>,
+    #[serde(default)]
+    pub runtime_compilers: Vec<RuntimeCompiler>,
+    #[serde(default)]
     pub extras: Vec<Extra>,
     #[serde(default)]
     pub name_patterns: Vec<NamePattern>,
@@ -42,6 +46,9 @@ pub struct PackageKnowledge {
     pub driver_exceptions: Vec<DriverPackage>,
     #[serde(default)]
     pub driver_installers: Vec<DriverPackage>,
+    /// Signs that a Dockerfile builds a driver container.
+    #[serde(default)]
+    pub driver_container: DriverContainer,
     /// What driver userspace in an image breaks, quoted in messages.
     #[serde(default)]
     pub driver_consequence: Consequence,
@@ -51,6 +58,14 @@ pub struct PackageKnowledge {
 #[serde(deny_unknown_fields)]
 pub struct Consequence {
     pub text: String,
+    pub source: String,
+}
+
+/// Text that shows a file builds a driver container (kernel module work).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverContainer {
+    pub signals: Vec<String>,
     pub source: String,
 }
 
@@ -77,6 +92,61 @@ pub struct PypiDefault {
     /// `major.minor` of the package versions this applies to.
     pub versions: Vec<Version>,
     pub cuda: Version,
+    pub source: String,
+}
+
+/// The CUDA builds the PyTorch index publishes for one torch release.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchCudaBuilds {
+    /// `major.minor` of the torch release.
+    pub release: Version,
+    /// The CUDA of each `cuXYZ` build (`12.4` for cu124).
+    pub cuda: Vec<Version>,
+    pub source: String,
+}
+
+/// A package that compiles CUDA code where it is installed or where it
+/// runs, so the image that ships it needs a devel base.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuntimeCompiler {
+    /// Distribution names (pip names, compared case-insensitively).
+    pub names: Vec<String>,
+    /// A non-pip installer whose install of these names compiles (`mim`).
+    #[serde(default)]
+    pub installer: Option<String>,
+    /// What it compiles and when, for the doc and reviewers.
+    pub what: String,
+    pub source: String,
+}
+
+/// Where pip takes a `torch` requirement from when PyPI and an extra
+/// PyTorch index (`--extra-index-url …/cuXYZ`) are both in play: pip takes
+/// the highest matching version across all indexes, and `2.6.0+cu126`
+/// sorts above PyPI's `2.6.0`, so the index wins only where it has the
+/// release.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExtraIndexTorch {
+    /// The extra index has the release pip picks: its CUDA applies.
+    FromIndex,
+    /// PyPI's build wins.
+    FromPypi(PypiTorch),
+    /// The data cannot tell (a release or range it does not cover).
+    Unknown,
+}
+
+/// The PyPI torch build pip picks instead of the extra index's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PypiTorch {
+    /// The torch release (`2.6`), the requirement's own or the newest.
+    pub release: Version,
+    /// The CUDA of PyPI's wheel for that release.
+    pub cuda: Version,
+    /// The requirement names no exact release: the newest one applies.
+    pub newest: bool,
+    /// The newest release the index has a build of, for this CUDA.
+    pub index_newest: Option<Version>,
     pub source: String,
 }
 
@@ -187,6 +257,9 @@ impl PackageKnowledge {
         if !other.local_labels.source.is_empty() {
             self.local_labels = other.local_labels;
         }
+        if !other.driver_container.signals.is_empty() {
+            self.driver_container = other.driver_container;
+        }
         if !other.driver_consequence.text.is_empty() {
             self.driver_consequence = other.driver_consequence;
         }
@@ -196,6 +269,16 @@ impl PackageKnowledge {
         merge(&mut self.pypi_defaults, other.pypi_defaults, |a, b| {
             a.package == b.package && a.versions == b.versions
         });
+        merge(
+            &mut self.torch_cuda_builds,
+            other.torch_cuda_builds,
+            |a, b| a.release == b.release,
+        );
+        merge(
+            &mut self.runtime_compilers,
+            other.runtime_compilers,
+            |a, b| a.names == b.names && a.installer == b.installer,
+        );
         merge(&mut self.extras, other.extras, |a, b| {
             a.package == b.package && a.extra == b.extra
         });
@@ -287,6 +370,90 @@ impl PackageKnowledge {
                 .map(|d| pin(d.cuda, &d.source));
         }
         None
+    }
+
+    /// The CUDA builds the PyTorch index has for torch `release` (`2.6`).
+    pub fn torch_builds(&self, release: Version) -> Option<&TorchCudaBuilds> {
+        let release = release.major_minor();
+        self.torch_cuda_builds.iter().find(|b| b.release == release)
+    }
+
+    /// The CUDA of PyPI's `package` wheel for `release` (`2.6`).
+    pub fn pypi_default(&self, package: &str, release: Version) -> Option<&PypiDefault> {
+        let release = release.major_minor();
+        self.pypi_defaults
+            .iter()
+            .find(|d| normalize(&d.package) == normalize(package) && d.versions.contains(&release))
+    }
+
+    /// The newest `package` release the PyPI table knows.
+    pub fn newest_pypi_release(&self, package: &str) -> Option<Version> {
+        self.pypi_defaults
+            .iter()
+            .filter(|d| normalize(&d.package) == normalize(package))
+            .flat_map(|d| d.versions.iter().copied())
+            .max()
+    }
+
+    /// The newest torch release the PyPI torch index has a `cuda` build of.
+    pub fn newest_torch_build(&self, cuda: Version) -> Option<Version> {
+        let cuda = cuda.major_minor();
+        self.torch_cuda_builds
+            .iter()
+            .filter(|b| b.cuda.contains(&cuda))
+            .map(|b| b.release)
+            .max()
+    }
+
+    /// Where pip takes the requirement `spec` from when PyPI and an extra
+    /// PyTorch index of `index_cuda` are both in play. `None` when `spec`
+    /// is not a plain `torch` requirement (a `+cuXYZ` label pins itself).
+    pub fn torch_with_extra_index(
+        &self,
+        spec: &str,
+        index_cuda: Version,
+    ) -> Option<ExtraIndexTorch> {
+        let requirement = Requirement::parse(spec)?;
+        if requirement.name != "torch" || requirement.local_label().is_some() {
+            return None;
+        }
+        let index_cuda = index_cuda.major_minor();
+        let index_newest = self.newest_torch_build(index_cuda);
+        let from_pypi = |release: Version, newest: bool| match self.pypi_default("torch", release) {
+            Some(default) => ExtraIndexTorch::FromPypi(PypiTorch {
+                release: release.major_minor(),
+                cuda: default.cuda,
+                newest,
+                index_newest,
+                source: default.source.clone(),
+            }),
+            None => ExtraIndexTorch::Unknown,
+        };
+        if let Some(version) = requirement.exact_version() {
+            return Some(match self.torch_builds(version) {
+                Some(builds) if builds.cuda.contains(&index_cuda) => ExtraIndexTorch::FromIndex,
+                Some(_) => from_pypi(version, false),
+                None => ExtraIndexTorch::Unknown,
+            });
+        }
+        if !requirement.lower_bound_only() {
+            return Some(ExtraIndexTorch::Unknown);
+        }
+        // No upper bound: pip takes the newest release on either index.
+        let Some(newest) = self.newest_pypi_release("torch") else {
+            return Some(ExtraIndexTorch::Unknown);
+        };
+        let index_stopped = index_newest.is_some_and(|last| {
+            self.torch_cuda_builds
+                .iter()
+                .any(|b| b.release > last && !b.cuda.contains(&index_cuda))
+        });
+        Some(match self.torch_builds(newest) {
+            Some(builds) if builds.cuda.contains(&index_cuda) => ExtraIndexTorch::FromIndex,
+            Some(_) => from_pypi(newest, true),
+            None if index_stopped => from_pypi(newest, true),
+            None => ExtraIndexTorch::Unknown,
+        })
     }
 
     /// What one conda spec (`pytorch-cuda=12.1`, `cuda-version==12.4.*`,
@@ -488,6 +655,16 @@ impl<'s> Requirement<'s> {
         (!version.starts_with('=') && !version.contains(',')).then(|| version.trim())
     }
 
+    /// No version clause, or only lower bounds (`>=2.1`, `>2`): the newest
+    /// release satisfies it.
+    fn lower_bound_only(&self) -> bool {
+        self.specifier.is_empty()
+            || self.specifier.split(',').all(|clause| {
+                let clause = clause.trim();
+                clause.starts_with(">=") || (clause.starts_with('>') && !clause.starts_with(">>"))
+            })
+    }
+
     /// The `+label` of an exact pin.
     fn local_label(&self) -> Option<&'s str> {
         self.exact_version_text()?
@@ -600,6 +777,74 @@ mod tests {
 
     fn v(text: &str) -> Version {
         Version::parse(text).unwrap()
+    }
+
+    fn embedded() -> PackageKnowledge {
+        PackageKnowledge::embedded().unwrap()
+    }
+
+    fn pypi_cuda(outcome: Option<ExtraIndexTorch>) -> Option<(Version, Version, bool)> {
+        match outcome {
+            Some(ExtraIndexTorch::FromPypi(p)) => Some((p.release, p.cuda, p.newest)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn an_extra_index_without_the_release_leaves_torch_to_pypi() {
+        let k = embedded();
+        // torch 2.6 was published for cu118, cu124, cu126 only.
+        assert_eq!(
+            pypi_cuda(k.torch_with_extra_index("torch==2.6.0", v("12.1"))),
+            Some((v("2.6"), v("12.4"), false))
+        );
+        assert_eq!(
+            k.torch_with_extra_index("torch==2.6.0", v("12.6")),
+            Some(ExtraIndexTorch::FromIndex)
+        );
+        // A `+cu121` label pins itself; other packages are not torch.
+        assert_eq!(
+            k.torch_with_extra_index("torch==2.5.1+cu121", v("12.1")),
+            None
+        );
+        assert_eq!(k.torch_with_extra_index("numpy==1.26.4", v("12.1")), None);
+    }
+
+    #[test]
+    fn an_unpinned_torch_takes_the_newest_release() {
+        let k = embedded();
+        let newest = k.newest_pypi_release("torch").unwrap();
+        // The cu118 index stopped at 2.7 while 2.8 and 2.9 went on without it.
+        assert_eq!(k.newest_torch_build(v("11.8")), Some(v("2.7")));
+        let (release, _, is_newest) =
+            pypi_cuda(k.torch_with_extra_index("torch>=2.0", v("11.8"))).unwrap();
+        assert_eq!((release, is_newest), (newest, true));
+        // An upper bound is not judged.
+        assert_eq!(
+            k.torch_with_extra_index("torch<2.5", v("11.8")),
+            Some(ExtraIndexTorch::Unknown)
+        );
+    }
+
+    #[test]
+    fn pypi_defaults_cover_every_torch_release_from_1_13() {
+        let k = embedded();
+        for (release, cuda) in [
+            ("1.13", "11.7"),
+            ("2.0", "11.7"),
+            ("2.4", "12.1"),
+            ("2.6", "12.4"),
+            ("2.7", "12.6"),
+            ("2.10", "12.8"),
+            ("2.14", "13.0"),
+            ("2.15", "13.2"),
+        ] {
+            assert_eq!(
+                k.pypi_default("torch", v(release)).map(|d| d.cuda),
+                Some(v(cuda)),
+                "torch {release}"
+            );
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! a devel base (nvcc, headers, static libraries, Nsight) although the final
 //! stage compiles nothing. A runtime base is several GiB smaller.
 
-use crate::checks::dockerfile::cuda_stages::shipped_image_compiles;
+use crate::checks::dockerfile::cuda_stages::{is_base_image_file, shipped_image_compiles};
 use crate::checks::dockerfile::cupti_use::{cupti_use, CuptiProvided};
 use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{shipped_stages, span_text};
@@ -50,8 +50,19 @@ impl DockerfileRule for DevelImageInFinalStage {
         if shipped_image_compiles(ctx, &chain, &images.build_signals) {
             return;
         }
+        // A file with no CMD (and no entrypoint of its own) builds a base
+        // for other builds: the toolkit is its product, not dead weight.
+        if is_base_image_file(ctx, &chain) {
+            return;
+        }
         let stage_name = stage_label(target);
-        let saving = saving_text(ctx, &facts);
+        // NGC framework images have no runtime variant to switch to, and
+        // leaving them replaces NGC's own build of the framework: that is a
+        // rebuild to test, not a finding with advice that keeps the image.
+        if is_ngc_framework(&image.text) {
+            return;
+        }
+        let saving = "; a runtime base leaves out nvcc, the headers, the static libraries and Nsight (several GiB uncompressed)";
         let message = if std::ptr::eq(*target, *root) {
             format!(
                 "{stage_name} runs on the devel image `{}` but builds nothing{saving}",
@@ -129,6 +140,19 @@ fn cupti_loss(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> Option<String> {
     })
 }
 
+/// NGC's registry namespace: its framework images (PyTorch, TensorFlow,
+/// JAX, Triton server, NeMo…) are published only as full devel-sized images.
+const NGC_PREFIX: &str = "nvcr.io/nvidia/";
+
+/// An NGC image other than NGC's copy of `nvidia/cuda` (which has runtime tags).
+fn is_ngc_framework(reference: &str) -> bool {
+    reference
+        .strip_prefix(NGC_PREFIX)
+        .is_some_and(|repository| {
+            !repository.starts_with("cuda:") && !repository.starts_with("cuda@")
+        })
+}
+
 /// `reference` with its tag replaced by `tag`.
 fn with_tag(reference: &str, old: Option<&str>, tag: &str) -> String {
     match old.and_then(|old| reference.strip_suffix(old)) {
@@ -156,20 +180,6 @@ fn chain_text(chain: &[&Stage]) -> String {
         })
         .collect::<Vec<_>>()
         .join(" → ")
-}
-
-/// ", a runtime base is ≈N GiB smaller (…)" when the data has the number.
-fn saving_text(ctx: &DockerfileContext<'_>, facts: &BaseImageFacts) -> String {
-    // The devel layer size is measured on nvidia/cuda devel; pytorch devel
-    // images are built on it, NGC images are not measured.
-    let measured = facts.variant == Some(Variant::Devel) && !facts.is_unknown("has_compiler");
-    match ctx.knowledge.images.devel_over_runtime_mib() {
-        Some((mib, _)) if measured => format!(
-            "; a runtime base is ≈{:.1} GiB smaller (uncompressed)",
-            mib as f64 / 1024.0
-        ),
-        _ => "; it carries a compiler, headers and static libraries it does not need".into(),
-    }
 }
 
 /// The published runtime tag for an nvidia/cuda devel tag.

@@ -3,7 +3,7 @@
 //! toolkit, nvcc, `-dev` libraries, Nsight) although the final stage
 //! compiles nothing. The package patterns are data (`images.devel_packages`).
 
-use crate::checks::dockerfile::cuda_stages::shipped_image_compiles;
+use crate::checks::dockerfile::cuda_stages::{is_base_image_file, shipped_image_compiles};
 use crate::checks::dockerfile::support::{base_facts, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -32,6 +32,11 @@ impl DockerfileRule for DevelPackagesInFinalStage {
             return;
         };
         if shipped_image_compiles(ctx, &chain, &images.build_signals) {
+            return;
+        }
+        // A file with no CMD (and no entrypoint of its own) builds a base
+        // for other builds: the toolkit is its product, not dead weight.
+        if is_base_image_file(ctx, &chain) {
             return;
         }
         // On a devel base these packages add little; CU101 reports the base.

@@ -6,6 +6,7 @@ use crate::checks::dockerfile::cuda_facts::{
 };
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::knowledge::Version;
 
 pub struct WheelCudaMismatch;
 
@@ -19,7 +20,75 @@ static META: RuleMeta = RuleMeta {
     doc: include_str!("../../../docs/rules/CU120.md"),
 };
 
-fn major_mismatch(pin: &StagePin, base: &StageCuda) -> Diagnostic {
+/// `https://download.pytorch.org/whl/cuXYZ`, the index of PyTorch's CUDA
+/// X.Y builds.
+const TORCH_INDEX: &str = "https://download.pytorch.org/whl/";
+
+/// What to install instead for a base of CUDA `have`, naming only builds
+/// that exist: for a torch requirement with a release the data covers,
+/// the index of that release's `have` build, or the releases that have
+/// one; otherwise the generic advice.
+fn build_advice(ctx: &DockerfileContext<'_>, pin: &StagePin, have: Version) -> String {
+    let packages = &ctx.knowledge.packages;
+    let tag = cuda_tag(have);
+    let release = torch_release(&pin.text);
+    match release.and_then(|release| Some((release, packages.torch_builds(release)?))) {
+        Some((release, builds)) if builds.cuda.contains(&have.major_minor()) => format!(
+            "install torch {release} from its CUDA {have} build: `--index-url {TORCH_INDEX}{tag}` (`--index-url` replaces PyPI; `--extra-index-url` does not pin the build)"
+        ),
+        Some((release, builds)) => {
+            let published = builds
+                .cuda
+                .iter()
+                .map(|cuda| format!("`{}`", cuda_tag(*cuda)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let newest = match packages.newest_torch_build(have) {
+                Some(last) => format!("; the newest torch with a `{tag}` build is {last}"),
+                None => format!("; no torch release in cudalint's data has a `{tag}` build"),
+            };
+            format!(
+                "torch {release} was published for {published} only{newest}: pick a release and `--index-url {TORCH_INDEX}cuXYZ` that match the base, or a base image of the wheel's CUDA"
+            )
+        }
+        None if is_torch(&pin.text) => match packages.newest_torch_build(have) {
+            Some(last) => format!(
+                "pin a torch release that has a CUDA {have} build (the newest is {last}) and install it with `--index-url {TORCH_INDEX}{tag}`, or start from a base image of the wheel's CUDA"
+            ),
+            None => format!(
+                "no torch release in cudalint's data has a `{tag}` build: start from a base image of the wheel's CUDA"
+            ),
+        },
+        None => format!(
+            "install the build for CUDA {have} (PyTorch: `--index-url {TORCH_INDEX}{tag}` where the release has one), or start from a base image of the package's CUDA"
+        ),
+    }
+}
+
+/// A requirement of torch without an exact release (`torch`, `torch>=2`).
+fn is_torch(spec: &str) -> bool {
+    let spec = spec.trim_matches(['"', '\'']);
+    spec == "torch"
+        || spec
+            .strip_prefix("torch")
+            .is_some_and(|rest| rest.starts_with(['>', '<', '~', '!', '=', ' ']))
+}
+
+/// The torch release (`2.6`) a `torch==2.6.0` requirement names.
+fn torch_release(spec: &str) -> Option<Version> {
+    let version = spec.trim_matches(['"', '\'']).strip_prefix("torch==")?;
+    let public = version.split('+').next().unwrap_or(version);
+    Version::parse(public).map(|v| v.major_minor())
+}
+
+fn with_resolution(mut diagnostic: Diagnostic, pin: &StagePin) -> Diagnostic {
+    if let Some(resolution) = &pin.resolution {
+        diagnostic.notes.insert(0, resolution.clone());
+    }
+    diagnostic
+}
+
+fn major_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda) -> Diagnostic {
     let (wanted, have) = (pin.pin.cuda, base.version.major_minor());
     if pin.pin.system {
         return Diagnostic::at(
@@ -45,9 +114,9 @@ fn major_mismatch(pin: &StagePin, base: &StageCuda) -> Diagnostic {
             pin.text, base.origin
         ),
     )
-    .with_help(format!(
-        "install the build for CUDA {have} (PyTorch: `{}`), or start from a CUDA {wanted} base image",
-        cuda_tag(have)
+    .with_help(build_advice(ctx, pin, have))
+    .with_note(format!(
+        "a CUDA {wanted} base instead crosses a CUDA major: it raises the minimum host driver, can drop GPU architectures the old major built for, and may need other pins (cuDNN, CUDA wheels) moved with it"
     ))
     .with_note(format!(
         "the image ends up with two CUDA majors: the package runs on its own CUDA {wanted} libraries, the base's CUDA {have} is dead weight, and extensions built with the base's nvcc (e.g. `torch.utils.cpp_extension`) fail because torch requires the same CUDA major"
@@ -55,7 +124,7 @@ fn major_mismatch(pin: &StagePin, base: &StageCuda) -> Diagnostic {
     .with_note(format!("source: {}", pin.pin.source))
 }
 
-fn minor_mismatch(pin: &StagePin, base: &StageCuda) -> Diagnostic {
+fn minor_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda) -> Diagnostic {
     let (wanted, have) = (pin.pin.cuda, base.version.major_minor());
     let mut diagnostic = Diagnostic::at(
         &META,
@@ -65,10 +134,7 @@ fn minor_mismatch(pin: &StagePin, base: &StageCuda) -> Diagnostic {
             pin.text, base.origin
         ),
     )
-    .with_help(format!(
-        "pin the build for CUDA {have} (PyTorch: `{}`) or use a CUDA {wanted} base image",
-        cuda_tag(have)
-    ))
+    .with_help(build_advice(ctx, pin, have))
     .with_note(format!(
         "the package brings its own CUDA {wanted} libraries, so the base's CUDA {have} libraries are dead weight, and extensions built with the base's nvcc target {have} while the package runs {wanted}"
     ))
@@ -97,12 +163,16 @@ impl DockerfileRule for WheelCudaMismatch {
                 }
                 let wanted = pin.pin.cuda;
                 let diagnostic = if wanted.major() != base.version.major() {
-                    major_mismatch(&pin, &base)
+                    with_resolution(major_mismatch(ctx, &pin, &base), &pin)
                 } else if wanted.written >= 2
                     && !pin.pin.system
-                    && wanted.minor() != base.version.minor()
+                    && wanted.minor() > base.version.minor()
                 {
-                    minor_mismatch(&pin, &base)
+                    // A wheel for an older minor of the same major runs on
+                    // the newer base (minor-version compatibility); often
+                    // no build for the base's minor exists. A newer one
+                    // raises the driver floor above what the base states.
+                    with_resolution(minor_mismatch(ctx, &pin, &base), &pin)
                 } else {
                     continue;
                 };

@@ -90,6 +90,21 @@ fn finding(
     .with_note(format!("matched `{}`: {}", found.entry.pattern, found.entry.source))
 }
 
+/// Whether the file builds a driver container, whose job is to ship the
+/// driver (and build its kernel module): a RUN of any stage shows one of
+/// the knowledge's signs (kernel headers, `/lib/modules`, a `.run`
+/// installer building only the kernel module).
+fn is_driver_container(ctx: &DockerfileContext<'_>) -> bool {
+    let signals = &ctx.knowledge.packages.driver_container.signals;
+    ctx.model
+        .stages
+        .iter()
+        .flat_map(|stage| &stage.runs)
+        .flat_map(|run| &run.commands)
+        .flat_map(|command| &command.words)
+        .any(|word| signals.iter().any(|s| word.text.contains(s.as_str())))
+}
+
 impl DockerfileRule for DriverLibrariesInImage {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -106,6 +121,9 @@ impl DockerfileRule for DriverLibrariesInImage {
         };
         let packages = &ctx.knowledge.packages;
         let consequence = &packages.driver_consequence;
+        if is_driver_container(ctx) {
+            return;
+        }
         for stage in stages {
             for step in &stage.runs {
                 let mut found: Vec<(Span, DriverMatch<'_>)> = Vec::new();

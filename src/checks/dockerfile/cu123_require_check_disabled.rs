@@ -3,9 +3,11 @@
 //! `ParseBool` terms) or empties `NVIDIA_REQUIRE_CUDA`.
 
 use crate::checks::dockerfile::runtime_env;
-use crate::checks::dockerfile::support::shipped_stages;
+use crate::checks::dockerfile::support::{base_facts, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::model::Stage;
+use crate::knowledge::images::Variant;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU123",
@@ -19,6 +21,26 @@ pub static META: RuleMeta = RuleMeta {
 
 pub struct RequireCheckDisabled;
 
+/// An NVML-only tool image, as NVIDIA's Kubernetes tools (device plugin,
+/// GPU feature discovery, DCGM exporter, MIG manager) are built: on the
+/// `base` variant (cudart and compat only, no CUDA libraries to call) with
+/// no Python or conda packages that could bring CUDA code. Such a tool
+/// talks to the driver through NVML, which the requirement does not
+/// protect, so disabling it harms nothing.
+fn is_nvml_tool_image(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
+    let Some(target) = chain.last() else {
+        return false;
+    };
+    let on_base_variant =
+        base_facts(ctx, target).is_some_and(|facts| facts.variant == Some(Variant::Base));
+    let installs_python = chain
+        .iter()
+        .flat_map(|stage| &stage.runs)
+        .flat_map(|run| &run.installs)
+        .any(|install| install.manager.is_python() || install.manager.is_conda());
+    on_base_variant && !installs_python
+}
+
 impl DockerfileRule for RequireCheckDisabled {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -29,6 +51,16 @@ impl DockerfileRule for RequireCheckDisabled {
         let chain = shipped_stages(ctx.model);
         let Some(target) = chain.last() else { return };
         let settings = runtime_env::settings(ctx, &chain);
+        // NVIDIA_DISABLE_REQUIRE only turns off requirements the image
+        // states: on an image that is no CUDA image (a DCGM exporter or
+        // device plugin on distroless or plain Ubuntu, using only NVML)
+        // and sets no requirement itself, there is nothing to turn off.
+        let states_requirement = base_facts(ctx, target).is_some_and(|f| f.cuda.is_some())
+            || runtime_env::last_env(&settings, &runtime.require_cuda_var).is_some()
+            || runtime_env::last_env(&settings, &runtime.legacy_version_var).is_some();
+        if !states_requirement || is_nvml_tool_image(ctx, &chain) {
+            return;
+        }
         // The expanded value where the model knows it, else the literal.
         let value_of = |setting: &runtime_env::Setting<'_>| -> Option<String> {
             if !setting.value.contains('$') {

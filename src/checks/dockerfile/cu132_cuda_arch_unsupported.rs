@@ -3,7 +3,7 @@
 //! a GPU architecture the stage's CUDA toolkit cannot build.
 
 use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
-use crate::checks::dockerfile::cuda_stages::builds_native_code;
+use crate::checks::dockerfile::cuda_stages::stage_builds_native_code;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::{Command, Instruction};
@@ -225,7 +225,7 @@ fn lists_read(ctx: &DockerfileContext<'_>) -> Vec<bool> {
     let stages = &ctx.model.stages;
     let mut read: Vec<bool> = stages
         .iter()
-        .map(|stage| builds_native_code(stage, &signals))
+        .map(|stage| stage_builds_native_code(ctx, stage, &signals))
         .collect();
     for stage in stages.iter().rev() {
         if let BaseImage::Stage(parent) = stage.base {

@@ -6,8 +6,8 @@ use crate::checks::dockerfile::support::{base_facts, root_image};
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::Stage;
-use crate::dockerfile::packages::PackageInstall;
-use crate::knowledge::packages::{CudaPin, SpecCuda};
+use crate::dockerfile::packages::{PackageInstall, PackageManager};
+use crate::knowledge::packages::{CudaPin, ExtraIndexTorch, PypiTorch, SpecCuda};
 use crate::knowledge::Version;
 use crate::source::Span;
 
@@ -51,6 +51,9 @@ pub struct StagePin {
     pub text: String,
     pub span: Span,
     pub pin: CudaPin,
+    /// How pip came to this build when the words alone do not say it
+    /// (`torch==2.6.0` next to a cu121 extra index comes from PyPI).
+    pub resolution: Option<String>,
 }
 
 /// Environment variables that point pip/uv at another index than PyPI
@@ -82,59 +85,155 @@ pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
                 python_pins(ctx, stage, assignments, install)
             } else if install.manager.is_conda() {
                 conda_pins(ctx, install)
+                    .into_iter()
+                    .map(|(word, pin)| (word, pin, None))
+                    .collect()
             } else {
                 continue;
             };
-            pins.extend(found.into_iter().map(|(word, pin)| StagePin {
+            pins.extend(found.into_iter().map(|(word, pin, resolution)| StagePin {
                 run,
                 text: word.text.clone(),
                 span: word.span,
                 pin,
+                resolution,
             }));
         }
     }
     pins
 }
 
+/// A pin, the word that carries it, and how pip resolved it (if the
+/// words alone do not say).
+type FoundPin<'i> = (&'i Word, CudaPin, Option<String>);
+
+/// Options that replace PyPI (`--index-url`) rather than add to it.
+const PRIMARY_INDEX_OPTIONS: &[&str] = &["-i", "--index-url", "--default-index"];
+/// PyTorch's nightly index holds only pre-releases, which pip ignores
+/// without `--pre`.
+const NIGHTLY_INDEX_SEGMENT: &str = "/whl/nightly/";
+
 /// Pins of a pip/uv install: its index URLs, uv's `--torch-backend`, and
 /// its requirements (read as PyPI builds only when no other index is in
 /// play, from the command line or the environment).
+///
+/// pip (not uv, which takes a package from the first index that has it)
+/// with PyTorch's index only as `--extra-index-url` takes the highest
+/// version across PyPI and that index: the index's CUDA applies to a torch
+/// requirement only where the index has the release pip picks.
 fn python_pins<'i>(
     ctx: &DockerfileContext<'_>,
     stage: &Stage,
     assignments: &[(String, String)],
     install: &'i PackageInstall,
-) -> Vec<(&'i Word, CudaPin)> {
+) -> Vec<FoundPin<'i>> {
     let packages = &ctx.knowledge.packages;
     let backend = option_value(install, TORCH_BACKEND_OPTION);
-    let other_index =
-        !install.index_urls.is_empty()
-            || backend.is_some()
-            || stage.env.iter().chain(assignments).any(|(key, value)| {
-                INDEX_ENV_VARS.contains(&key.as_str()) && !value.trim().is_empty()
-            });
-    let mut found = Vec::new();
-    for url in &install.index_urls {
-        if let (Some(word), Some(SpecCuda::Pin(pin))) =
+    let pre = install.has_option("--pre");
+    // Index URLs pip would actually consult, with whether each replaces PyPI.
+    let indexes: Vec<(&String, bool)> = install
+        .index_urls
+        .iter()
+        .map(|url| (url, is_primary_index(install, url)))
+        .filter(|(url, primary)| {
+            *primary
+                || install.manager != PackageManager::Pip
+                || pre
+                || !url.contains(NIGHTLY_INDEX_SEGMENT)
+        })
+        .collect();
+    let has_primary = indexes.iter().any(|(_, primary)| *primary);
+    let env_index = stage
+        .env
+        .iter()
+        .chain(assignments)
+        .any(|(key, value)| INDEX_ENV_VARS.contains(&key.as_str()) && !value.trim().is_empty());
+    let other_index = !indexes.is_empty() || backend.is_some() || env_index;
+    let pip_extra_only = install.manager == PackageManager::Pip && !has_primary && !env_index;
+    let mut found: Vec<FoundPin<'i>> = Vec::new();
+    for (url, _) in &indexes {
+        let (Some(word), Some(SpecCuda::Pin(pin))) =
             (value_word(install, url), packages.classify_index_url(url))
-        {
-            found.push((word, pin));
+        else {
+            continue;
+        };
+        if !pip_extra_only {
+            found.push((word, pin, None));
+            continue;
+        }
+        for package in install.packages.iter().filter(|p| !p.is_location) {
+            match packages.torch_with_extra_index(&package.word.text, pin.cuda) {
+                Some(ExtraIndexTorch::FromIndex) => {
+                    found.push((word, pin.clone(), None));
+                }
+                Some(ExtraIndexTorch::FromPypi(pypi)) => {
+                    let resolution = pypi_resolution(&package.word.text, &pypi, pin.cuda);
+                    let pypi_pin = CudaPin {
+                        cuda: pypi.cuda,
+                        system: false,
+                        source: format!("{}; {}", pypi.source, pin.source),
+                    };
+                    found.push((&package.word, pypi_pin, Some(resolution)));
+                }
+                Some(ExtraIndexTorch::Unknown) | None => {}
+            }
         }
     }
     if let Some((word, label)) = backend {
         if let Some(SpecCuda::Pin(pin)) = packages.classify_cuda_label(label) {
-            found.push((word, pin));
+            found.push((word, pin, None));
         }
     }
     for package in &install.packages {
         if let Some(SpecCuda::Pin(pin)) =
             packages.classify_requirement(&package.word.text, !other_index)
         {
-            found.push((&package.word, pin));
+            if !found.iter().any(|(w, _, _)| w.span == package.word.span) {
+                found.push((&package.word, pin, None));
+            }
         }
     }
-    found.sort_by_key(|(word, _)| word.span.start);
+    found.sort_by_key(|(word, _, _)| word.span.start);
     found
+}
+
+/// Why pip takes PyPI's torch although a PyTorch index is an extra index.
+fn pypi_resolution(spec: &str, pypi: &PypiTorch, index_cuda: Version) -> String {
+    let tag = cuda_tag(index_cuda);
+    let last = match pypi.index_newest {
+        Some(last) => format!(" (its newest is torch {last})"),
+        None => String::new(),
+    };
+    if pypi.newest {
+        format!(
+            "`{spec}` names no exact release, and pip takes the newest torch across PyPI and the extra index: PyPI's torch {} (a CUDA {} build), since the {tag} index has no torch {} wheels{last}",
+            pypi.release, pypi.cuda, pypi.release
+        )
+    } else {
+        format!(
+            "the {tag} index has no torch {} wheels{last}, so pip takes `{spec}` from PyPI, a CUDA {} build; `--extra-index-url` adds an index, it does not pin the build",
+            pypi.release, pypi.cuda
+        )
+    }
+}
+
+/// Whether `url` was given with an option that replaces PyPI.
+fn is_primary_index(install: &PackageInstall, url: &str) -> bool {
+    let mut previous: Option<&Word> = None;
+    for word in &install.options {
+        if word.text == url {
+            if let Some(option) = previous {
+                return PRIMARY_INDEX_OPTIONS.contains(&option.text.as_str());
+            }
+        }
+        if let Some((option, value)) = word.text.split_once('=') {
+            if value == url && option.starts_with('-') {
+                return PRIMARY_INDEX_OPTIONS.contains(&option);
+            }
+        }
+        previous = Some(word);
+    }
+    false
 }
 
 /// Pins of a conda install: `nvidia/label/cuda-X` channels and

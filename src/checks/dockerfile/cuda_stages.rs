@@ -3,12 +3,14 @@
 //! a devel image), and every image reference the build pulls.
 
 use crate::checks::DockerfileContext;
+use crate::dockerfile::ast::{Command, ShellOrExec};
 use crate::dockerfile::model::{
     BaseImage, DependencyKind, DependencyTarget, ImageRef, ShellCommand, Stage,
 };
 use crate::dockerfile::packages::{PackageInstall, RequestedPackage};
 use crate::dockerfile::shell::command_start;
 use crate::knowledge::images::{glob_matches, BuildSignals};
+use crate::knowledge::packages::RuntimeCompiler;
 use crate::source::Span;
 
 /// Whether the shipped image needs the toolkit's compiler or headers: one
@@ -18,11 +20,16 @@ use crate::source::Span;
 pub fn shipped_image_compiles(
     ctx: &DockerfileContext<'_>,
     shipped: &[&Stage],
-    signals: &BuildSignals,
+    build_signals: &BuildSignals,
 ) -> bool {
+    let signals = &Signals {
+        build: build_signals,
+        runtime_compilers: &ctx.knowledge.packages.runtime_compilers,
+    };
     if shipped
         .iter()
         .any(|stage| builds_native_code(stage, signals))
+        || start_command_compiles(ctx, shipped, signals)
     {
         return true;
     }
@@ -57,7 +64,122 @@ pub fn shipped_image_compiles(
     false
 }
 
-fn installs_runtime_compiler(stage: &Stage, signals: &BuildSignals) -> bool {
+/// What counts as compiling: the images knowledge's build signals and the
+/// packages knowledge's run-time compilers.
+struct Signals<'k> {
+    build: &'k BuildSignals,
+    runtime_compilers: &'k [RuntimeCompiler],
+}
+
+impl std::ops::Deref for Signals<'_> {
+    type Target = BuildSignals;
+    fn deref(&self) -> &BuildSignals {
+        self.build
+    }
+}
+
+/// Whether the shipped image's CMD or ENTRYPOINT runs a compiler or a
+/// build (`nvcc`, `make`, `python setup.py`, `pip install -e .`): then it
+/// compiles where it runs and needs the devel parts.
+fn start_command_compiles(
+    ctx: &DockerfileContext<'_>,
+    shipped: &[&Stage],
+    signals: &Signals<'_>,
+) -> bool {
+    shipped
+        .iter()
+        .flat_map(|stage| {
+            ctx.dockerfile
+                .instructions
+                .get(stage.instructions.clone())
+                .unwrap_or_default()
+        })
+        .filter_map(|instruction| match &instruction.command {
+            Command::Cmd(line) | Command::Entrypoint(line) => Some(line),
+            _ => None,
+        })
+        .any(|line| {
+            let words: Vec<&str> = match line {
+                ShellOrExec::Exec(words) => words
+                    .iter()
+                    .flat_map(|w| w.text.split_whitespace())
+                    .collect(),
+                ShellOrExec::Shell(text) => text.text.split_whitespace().collect(),
+            };
+            let words: Vec<&str> = words
+                .iter()
+                .map(|w| {
+                    w.trim_matches(|c: char| matches!(c, '"' | '\'' | ';' | '&' | '|' | '(' | ')'))
+                })
+                .collect();
+            words.iter().enumerate().any(|(at, word)| {
+                let program = basename(word);
+                signals.commands.iter().any(|c| c == program)
+                    || signals.python_scripts.iter().any(|s| s == program)
+                    || signals.text.iter().any(|t| word.contains(t.as_str()))
+                    || is_build_script(program)
+                    || (is_versioned(program, "pip")
+                        && words.get(at + 1) == Some(&"install")
+                        && words.get(at + 2).is_some_and(|w| *w == "-e" || *w == "."))
+            })
+        })
+}
+
+/// A script whose name says it builds (`build_wheels.sh`,
+/// `docker_build_script_ubuntu.sh`): what it compiles is out of sight, so
+/// running it counts as building.
+fn is_build_script(program: &str) -> bool {
+    program.contains("build") && program.ends_with(".sh")
+}
+
+/// Whether the file builds a base image for other builds rather than an
+/// application: no shipped stage sets a CMD, any ENTRYPOINT is NVIDIA's own
+/// entrypoint script (as NVIDIA's CUDA image Dockerfiles set), and it copies
+/// nothing from the build context unless it is such an NVIDIA-style file.
+/// Such a file installs the toolkit because that is its product: it uses
+/// NVIDIA's entrypoint or installs CUDA development packages itself (a
+/// plain `FROM devel` with no CMD is an application run with a command
+/// line, and is judged).
+pub fn is_base_image_file(ctx: &DockerfileContext<'_>, shipped: &[&Stage]) -> bool {
+    let images = &ctx.knowledge.images;
+    let installs_toolkit = shipped
+        .iter()
+        .flat_map(|stage| &stage.runs)
+        .flat_map(|run| &run.installs)
+        .filter(|install| install.manager.is_system())
+        .flat_map(|install| &install.packages)
+        .any(|package| images.devel_package(&package.name).is_some());
+    let instructions: Vec<_> = shipped
+        .iter()
+        .flat_map(|stage| {
+            ctx.dockerfile
+                .instructions
+                .get(stage.instructions.clone())
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut nvidia_entrypoint = false;
+    let mut copies_context = false;
+    for instruction in &instructions {
+        match &instruction.command {
+            Command::Cmd(_) => return false,
+            Command::Entrypoint(_) if instruction.original.contains(NVIDIA_ENTRYPOINT) => {
+                nvidia_entrypoint = true;
+            }
+            Command::Entrypoint(_) => return false,
+            Command::Copy(copy) | Command::Add(copy) if copy.from.is_none() => {
+                copies_context = true;
+            }
+            _ => {}
+        }
+    }
+    nvidia_entrypoint || (installs_toolkit && !copies_context)
+}
+
+/// The entrypoint script NVIDIA's CUDA and NGC images set.
+const NVIDIA_ENTRYPOINT: &str = "nvidia_entrypoint.sh";
+
+fn installs_runtime_compiler(stage: &Stage, signals: &Signals<'_>) -> bool {
     stage.runs.iter().any(|run| {
         run.installs
             .iter()
@@ -67,12 +189,17 @@ fn installs_runtime_compiler(stage: &Stage, signals: &BuildSignals) -> bool {
 
 /// A pip install of a run-time compiler, by name or as an extra
 /// (`accelerate[deepspeed]` pulls DeepSpeed).
-fn brings_runtime_compiler(install: &PackageInstall, signals: &BuildSignals) -> bool {
+fn brings_runtime_compiler(install: &PackageInstall, signals: &Signals<'_>) -> bool {
     let is_compiler = |name: &str| {
         signals
             .runtime_compilers
             .iter()
-            .any(|pattern| glob_matches(pattern, name))
+            .any(|known| known.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+            || signals
+                .build
+                .runtime_compilers
+                .iter()
+                .any(|pattern| glob_matches(pattern, name))
     };
     install.manager.is_python()
         && install
@@ -81,10 +208,25 @@ fn brings_runtime_compiler(install: &PackageInstall, signals: &BuildSignals) -> 
             .any(|p| is_compiler(&p.name) || p.extras().any(is_compiler))
 }
 
+/// Whether `stage` builds native code by `build_signals` (the images
+/// knowledge's, or a rule's narrowed copy) and the packages knowledge's
+/// run-time compilers: [`builds_native_code`] for rules outside this module.
+pub fn stage_builds_native_code(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    build_signals: &BuildSignals,
+) -> bool {
+    let signals = Signals {
+        build: build_signals,
+        runtime_compilers: &ctx.knowledge.packages.runtime_compilers,
+    };
+    builds_native_code(stage, &signals)
+}
+
 /// Whether `stage`'s own RUNs (or its environment) show it builds native
 /// code, or installs a package that compiles at run time: either needs the
 /// compiler and headers of a devel image.
-pub fn builds_native_code(stage: &Stage, signals: &BuildSignals) -> bool {
+fn builds_native_code(stage: &Stage, signals: &Signals<'_>) -> bool {
     let is_signal = |key: &String| signals.env.iter().any(|e| e == key);
     if stage.env.iter().any(|(key, _)| is_signal(key)) {
         return true;
@@ -104,7 +246,7 @@ pub fn builds_native_code(stage: &Stage, signals: &BuildSignals) -> bool {
 
 /// `TORCH_CUDA_ARCH_LIST=… pip install` counts; a package install's words
 /// do not (`cuda-nvcc-12-8` names the compiler without running it).
-fn command_builds(command: &ShellCommand, signals: &BuildSignals, is_install: bool) -> bool {
+fn command_builds(command: &ShellCommand, signals: &Signals<'_>, is_install: bool) -> bool {
     if command
         .assignments
         .iter()
@@ -131,7 +273,18 @@ fn command_builds(command: &ShellCommand, signals: &BuildSignals, is_install: bo
     let Some(program) = words.first().map(|w| basename(&w.text)) else {
         return false;
     };
-    if signals.commands.iter().any(|c| c == program) {
+    if signals.commands.iter().any(|c| c == program) || is_build_script(program) {
+        return true;
+    }
+    // `mim install mmcv`: OpenMMLab's installer builds mmcv's CUDA ops from
+    // source when no prebuilt wheel matches the torch and CUDA at hand.
+    if signals.runtime_compilers.iter().any(|known| {
+        known.installer.as_deref() == Some(program)
+            && words.iter().skip(1).any(|w| {
+                let name = w.text.split(['=', '<', '>', '[', '~']).next().unwrap_or("");
+                known.names.iter().any(|n| n.eq_ignore_ascii_case(name))
+            })
+    }) {
         return true;
     }
     if is_versioned(program, "python") {
@@ -170,8 +323,11 @@ fn is_versioned(program: &str, name: &str) -> bool {
 }
 
 /// A system install of a build toolchain, or a pip install that builds
-/// from source or brings a run-time compiler.
-fn install_builds(install: &PackageInstall, signals: &BuildSignals) -> bool {
+/// from source or brings a run-time compiler. A toolchain install counts:
+/// on real Dockerfiles it nearly always goes with a build cudalint cannot
+/// see (a copied build script, an sdist built with `CMAKE_ARGS`), and a
+/// wrong "builds nothing" costs more than a missed one.
+fn install_builds(install: &PackageInstall, signals: &Signals<'_>) -> bool {
     if install.manager.is_system() {
         return install
             .packages
@@ -183,7 +339,7 @@ fn install_builds(install: &PackageInstall, signals: &BuildSignals) -> bool {
 
 /// A pip/uv install that compiles: forced source builds, or a path, VCS
 /// URL, sdist, or a package known to ship no CUDA wheels.
-fn pip_builds_from_source(install: &PackageInstall, signals: &BuildSignals) -> bool {
+fn pip_builds_from_source(install: &PackageInstall, signals: &Signals<'_>) -> bool {
     if !install.manager.is_python() {
         return false;
     }
@@ -196,7 +352,7 @@ fn pip_builds_from_source(install: &PackageInstall, signals: &BuildSignals) -> b
         || install.packages.iter().any(|p| package_builds(p, signals))
 }
 
-fn package_builds(package: &RequestedPackage, signals: &BuildSignals) -> bool {
+fn package_builds(package: &RequestedPackage, signals: &Signals<'_>) -> bool {
     let text = package.word.text.as_str();
     if package.is_location {
         // `.[dev]`, `/src/pkg[cuda]`: the extras are not part of the path.
