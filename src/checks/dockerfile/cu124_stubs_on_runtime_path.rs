@@ -51,7 +51,7 @@ impl DockerfileRule for StubsOnRuntimePath {
                     &META,
                     found.span,
                     format!(
-                        "the link-time stub directory `{}` {how}; this image has no stubs there yet (its base ships none and nothing installs CUDA development packages), but the build breaks the day the base changes to a devel image or a -dev package brings them",
+                        "the link-time stub directory `{}` {how}; this image has no stubs there yet (its base ships none and nothing installs CUDA development packages), but its CUDA programs load the stub libcuda and fail the day the base changes to a devel image or a -dev package brings them",
                         found.dir
                     ),
                 );
