@@ -15,6 +15,7 @@ use crate::config::{self, Config, FailureThreshold};
 use crate::diagnostic::Diagnostic;
 use crate::discover;
 use crate::dockerfile::model::BuildOptions;
+use crate::dockerfile::platform::Platform;
 use crate::engine::{self, Engine, EngineOptions, Input};
 use crate::fix::{self, FixOptions};
 use crate::knowledge::Knowledge;
@@ -132,6 +133,10 @@ struct CommonArgs {
     /// The stage being built, as `docker build --target`.
     #[arg(long, value_name = "STAGE")]
     target: Option<String>,
+    /// The platform built for, as `docker build --platform` (default: this
+    /// machine's); `TARGETARCH` and friends follow it.
+    #[arg(long, value_name = "OS/ARCH[/VARIANT]", value_parser = Platform::parse)]
+    platform: Option<Platform>,
     #[command(flatten)]
     fleet: TargetFleetArgs,
     /// Extra knowledge file layered over the built-in facts (repeatable).
@@ -309,6 +314,7 @@ fn resolve(common: &CommonArgs, threshold: Option<FailureThreshold>) -> anyhow::
         build: BuildOptions {
             build_args: common.build_args.clone(),
             target: common.target.clone(),
+            platform: common.platform.clone(),
         },
         knowledge,
     };

@@ -31,6 +31,9 @@ pub struct Settings {
     /// Extra knowledge files (`rules/*.toml` format) layered over the
     /// embedded knowledge, in order.
     pub knowledge_files: Vec<PathBuf>,
+    /// The stages the project builds (`targets = [...]`): what CU003 judges
+    /// stages against. Empty: not declared.
+    pub targets: Vec<String>,
     /// Where the team hosts the rule docs (`doc-url-base`); findings link
     /// to `<base>/<CODE>.md`. None by default: no link rather than a dead one.
     pub doc_url_base: Option<String>,
@@ -132,6 +135,8 @@ struct RawConfig {
     registries: RawRegistries,
     #[serde(default)]
     knowledge: Vec<String>,
+    #[serde(default)]
+    targets: Vec<String>,
     doc_url_base: Option<String>,
 }
 
@@ -242,6 +247,7 @@ pub fn parse(text: &str, path: &Path, rules: &[&'static RuleMeta]) -> Result<Con
             target_gpus: raw.target.gpus,
             trusted_registries: raw.registries.trusted,
             knowledge_files: raw.knowledge.iter().map(|f| base_dir.join(f)).collect(),
+            targets: raw.targets,
             doc_url_base: raw.doc_url_base,
         },
     })
@@ -283,7 +289,7 @@ mod tests {
     #[test]
     fn resolves_names_and_relative_paths() {
         let config = parse_str(
-            "failure-threshold = \"error\"\nknowledge = [\"k.toml\"]\n[rules]\ndisable = [\"some-rule\"]\n[rules.severity]\ncu104 = \"info\"\n[target]\ndriver = \"535.104.05\"\n",
+            "failure-threshold = \"error\"\nknowledge = [\"k.toml\"]\ntargets = [\"server\", \"light\"]\n[rules]\ndisable = [\"some-rule\"]\n[rules.severity]\ncu104 = \"info\"\n[target]\ndriver = \"535.104.05\"\n",
         )
         .unwrap();
         assert_eq!(config.failure_threshold, Some(FailureThreshold::Error));
@@ -294,6 +300,7 @@ mod tests {
             vec![PathBuf::from("dir/k.toml")]
         );
         assert!(!config.rules.is_enabled("CU104"));
+        assert_eq!(config.settings.targets, vec!["server", "light"]);
     }
 
     #[test]

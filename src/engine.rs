@@ -8,7 +8,7 @@ use std::io::Read;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
-use crate::checks::dockerfile::{cu001, cu005, RULES};
+use crate::checks::dockerfile::{cu001_syntax_error, cu005_unknown_rule_in_suppression, RULES};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::config::{RuleSelection, Settings};
 use crate::diagnostic::{Diagnostic, Location, Severity};
@@ -143,7 +143,10 @@ impl Engine {
         metas.extend(rules.iter().map(|rule| rule.meta()));
         // CU001 and CU005 are made by the engine itself, so they must be
         // known even to an engine built with a custom rule list.
-        for meta in [&cu001::META, &cu005::META] {
+        for meta in [
+            &cu001_syntax_error::META,
+            &cu005_unknown_rule_in_suppression::META,
+        ] {
             if !metas.iter().any(|known| known.code == meta.code) {
                 metas.push(meta);
             }
@@ -205,15 +208,19 @@ impl Engine {
         let suppressions = match parsed {
             Err(error) => {
                 raw.push(
-                    Diagnostic::at(&cu001::META, clamp(error.span, source), error.message)
-                        .with_help("BuildKit rejects this file; fix the syntax first"),
+                    Diagnostic::at(
+                        &cu001_syntax_error::META,
+                        clamp(error.span, source),
+                        error.message,
+                    )
+                    .with_help("BuildKit rejects this file; fix the syntax first"),
                 );
                 Suppressions::default()
             }
             Ok((dockerfile, instruction_errors)) => {
                 for error in instruction_errors {
                     raw.push(
-                        Diagnostic::at(&cu001::META, clamp(error.span, source), error.message)
+                        Diagnostic::at(&cu001_syntax_error::META, clamp(error.span, source), error.message)
                             .with_help("BuildKit rejects this instruction; the rest of the file is still checked"),
                     );
                 }
@@ -234,7 +241,7 @@ impl Engine {
                 for unknown in &suppressions.unknown {
                     raw.push(
                         Diagnostic::at(
-                            &cu005::META,
+                            &cu005_unknown_rule_in_suppression::META,
                             unknown.span,
                             format!("suppression names unknown rule `{}`", unknown.name),
                         )

@@ -6,23 +6,28 @@ mod cli_support;
 
 use cli_support::{cudalint, cudalint_stdin, json_codes, stderr, stdout, TempDir};
 
-/// A warning (CU004) and an info finding (CU003), nothing else.
+/// A warning (CU004) and, once `runtime` is declared the only target, an
+/// info finding (CU003), nothing else.
 const WARNING_AND_INFO: &str = "\
 FROM ${BASE} AS tools
 RUN echo tools
 
-FROM nvidia/cuda:13.0.2-runtime-ubuntu22.04
+FROM nvidia/cuda:13.0.2-runtime-ubuntu22.04 AS runtime
 RUN echo runtime
 ";
 
-/// Only an info finding (CU003).
+/// Only an info finding (CU003), once `runtime` is declared the only target.
 const INFO_ONLY: &str = "\
 FROM python:3.11-slim AS docs
 RUN pip install mkdocs
 
-FROM nvidia/cuda:13.0.2-runtime-ubuntu22.04
+FROM nvidia/cuda:13.0.2-runtime-ubuntu22.04 AS runtime
 RUN echo runtime
 ";
+
+/// A config declaring the one stage the project builds, so that CU003
+/// judges the other stages.
+const RUNTIME_TARGET: &str = "targets = [\"runtime\"]\n";
 
 #[test]
 fn usage_errors_exit_2() {
@@ -44,6 +49,7 @@ fn usage_errors_exit_2() {
 #[test]
 fn a_missing_file_exits_2_naming_it_and_other_files_are_still_linted() {
     let dir = TempDir::new("missing");
+    dir.write(".cudalint.toml", RUNTIME_TARGET);
     dir.write("Dockerfile", INFO_ONLY);
     let output = cudalint(
         &dir.0,
@@ -61,6 +67,7 @@ fn a_missing_file_exits_2_naming_it_and_other_files_are_still_linted() {
 #[test]
 fn exit_status_follows_the_failure_threshold() {
     let dir = TempDir::new("threshold");
+    dir.write(".cudalint.toml", RUNTIME_TARGET);
     dir.write("warn.Dockerfile", WARNING_AND_INFO);
     dir.write("info.Dockerfile", INFO_ONLY);
     // Default threshold is warning: info alone passes, a warning fails.
@@ -85,7 +92,11 @@ fn exit_status_follows_the_failure_threshold() {
 #[test]
 fn lint_is_the_default_command_and_reads_stdin() {
     let dir = TempDir::new("stdin");
-    let output = cudalint_stdin(&dir.0, &["lint", "--format", "json", "-"], WARNING_AND_INFO);
+    let output = cudalint_stdin(
+        &dir.0,
+        &["lint", "--target", "runtime", "--format", "json", "-"],
+        WARNING_AND_INFO,
+    );
     assert_eq!(output.status.code(), Some(1));
     assert_eq!(json_codes(&output), ["CU004", "CU003"]);
     assert!(stdout(&output).contains("<stdin>"));
@@ -96,7 +107,7 @@ fn config_is_discovered_from_parent_directories_and_flags_override_it() {
     let dir = TempDir::new("config");
     dir.write(
         ".cudalint.toml",
-        "failure-threshold = \"info\"\n[rules]\ndisable = [\"undefined-arg-in-from\"]\n",
+        "failure-threshold = \"info\"\ntargets = [\"runtime\"]\n[rules]\ndisable = [\"undefined-arg-in-from\"]\n",
     );
     std::fs::create_dir_all(dir.0.join("sub")).unwrap();
     dir.write("sub/Dockerfile", WARNING_AND_INFO);
@@ -108,7 +119,21 @@ fn config_is_discovered_from_parent_directories_and_flags_override_it() {
     let flagged = cudalint(&sub, &["--failure-threshold", "warning", "Dockerfile"]);
     assert_eq!(flagged.status.code(), Some(0));
     let no_config = cudalint(&sub, &["--no-config", "--format", "json", "Dockerfile"]);
-    assert_eq!(json_codes(&no_config), ["CU004", "CU003"]);
+    // Without the config no target is declared, so CU003 says nothing...
+    assert_eq!(json_codes(&no_config), ["CU004"]);
+    // ...until `--target` declares one.
+    let targeted = cudalint(
+        &sub,
+        &[
+            "--no-config",
+            "--target",
+            "runtime",
+            "--format",
+            "json",
+            "Dockerfile",
+        ],
+    );
+    assert_eq!(json_codes(&targeted), ["CU004", "CU003"]);
 }
 
 #[test]
@@ -191,6 +216,7 @@ fn fix_prints_a_diff_and_writes_only_when_asked() {
 #[test]
 fn color_is_off_when_piped_and_on_when_forced() {
     let dir = TempDir::new("color");
+    dir.write(".cudalint.toml", RUNTIME_TARGET);
     dir.write("Dockerfile", INFO_ONLY);
     let piped = cudalint(&dir.0, &["Dockerfile"]);
     assert!(!stdout(&piped).contains('\x1b'));

@@ -188,11 +188,13 @@ fn a_missing_file_does_not_stop_the_others() {
     let dir = TempDir::new("several");
     let good = dir.file(
         "good.Dockerfile",
-        b"FROM ubuntu:22.04 AS unused\nFROM ubuntu:22.04\nRUN echo hi\n",
+        b"FROM ubuntu:22.04 AS unused\nFROM ubuntu:22.04 AS runtime\nRUN echo hi\n",
     );
     let missing = dir.0.join("missing.Dockerfile");
     let output = cudalint(
         &[
+            "--target",
+            "runtime",
             "--format",
             "json",
             missing.to_str().unwrap(),
@@ -216,12 +218,15 @@ fn a_missing_file_is_in_the_report_not_only_on_stderr() {
     let dir = TempDir::new("reported");
     let good = dir.file(
         "good.Dockerfile",
-        b"FROM ubuntu:22.04 AS unused\nFROM ubuntu:22.04\nRUN echo hi\n",
+        b"FROM ubuntu:22.04 AS unused\nFROM ubuntu:22.04 AS runtime\nRUN echo hi\n",
     );
     let missing = dir.0.join("missing.Dockerfile");
     let (missing, good) = (missing.to_str().unwrap(), good.to_str().unwrap());
     let run = |format: &str| {
-        let output = cudalint(&["--format", format, missing, good], b"");
+        let output = cudalint(
+            &["--target", "runtime", "--format", format, missing, good],
+            b"",
+        );
         assert_eq!(output.status.code(), Some(2), "{format}");
         // The stderr line stays, for people reading the terminal.
         assert!(stderr(&output).contains(missing), "{format}");
@@ -263,7 +268,7 @@ fn a_missing_file_is_in_the_report_not_only_on_stderr() {
     );
 
     // Every input read: the invocation succeeded and lists nothing.
-    let output = cudalint(&["--format", "sarif", good], b"");
+    let output = cudalint(&["--target", "runtime", "--format", "sarif", good], b"");
     assert_eq!(
         output.status.code(),
         Some(0),

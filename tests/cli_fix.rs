@@ -32,7 +32,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3-pip \\
 RUN pip install --break-system-packages numpy==2.1.3
 ";
 
-/// A CU002 typo (error, unsafe fix only) and CU003 (info, no fix).
+/// A CU002 typo (error, unsafe fix only).
 const TYPO: &str = "\
 FROM nvidia/cuda:13.0.2-cudnn-runtime-ubuntu24.04 AS builder
 RUN echo built > /out
@@ -129,8 +129,7 @@ fn exit_codes_follow_what_remains_after_fixing() {
         &["fix", "--failure-threshold", "none", "Dockerfile"],
     );
     assert_eq!(lenient.status.code(), Some(0));
-    // With --unsafe-fixes the typo is fixed; the stage is used, so CU003
-    // goes too.
+    // With --unsafe-fixes the typo is fixed and nothing is left.
     let unsafe_fixes = cudalint(&dir.0, &["fix", "--write", "--unsafe-fixes", "Dockerfile"]);
     assert_eq!(unsafe_fixes.status.code(), Some(0));
     assert!(std::fs::read_to_string(&file)

@@ -67,16 +67,17 @@ impl DockerfileRule for Latest {
     }
 }
 
+/// An engine with the built-in rules and `extra`, for a project that
+/// declares `runtime` its only target (so CU003 judges the other stages).
 fn engine_with(selection: RuleSelection, extra: &[&'static dyn DockerfileRule]) -> Engine {
     let mut rules: Vec<&'static dyn DockerfileRule> = RULES.to_vec();
     rules.extend_from_slice(extra);
-    Engine::with_rules(
-        EngineOptions {
-            selection,
-            ..EngineOptions::default()
-        },
-        rules,
-    )
+    let mut options = EngineOptions {
+        selection,
+        ..EngineOptions::default()
+    };
+    options.settings.targets = vec!["runtime".to_string()];
+    Engine::with_rules(options, rules)
 }
 
 fn lint(engine: &Engine, text: &str) -> Vec<Diagnostic> {
@@ -91,7 +92,7 @@ const UNDEFINED_AND_UNUSED: &str = "\
 FROM ${BASE} AS tools
 RUN echo tools
 
-FROM nvidia/cuda:13.0.2-runtime-ubuntu22.04
+FROM nvidia/cuda:13.0.2-runtime-ubuntu22.04 AS runtime
 RUN echo runtime
 ";
 
@@ -247,11 +248,11 @@ fn unsafe_fixes_need_opting_in() {
     let engine = engine_with(RuleSelection::default(), &[]);
     let source = SourceFile::new(
         "Dockerfile",
-        "FROM ubuntu:22.04 AS builder\nRUN echo > /out\nFROM ubuntu:22.04\nCOPY --from=buidler /out /out\n",
+        "FROM ubuntu:22.04 AS builder\nRUN echo > /out\nFROM ubuntu:22.04 AS runtime\nCOPY --from=buidler /out /out\n",
     );
     let safe_only = fix_source(&engine, &source, FixOptions::default());
     assert_eq!(safe_only.text, source.text);
-    // The typo also leaves `builder` unused (CU003) until it is fixed.
+    // The typo also leaves `builder` unused by the target (CU003) until it is fixed.
     assert_eq!(codes(&safe_only.remaining), ["CU003", "CU002"]);
 
     let with_unsafe = fix_source(&engine, &source, FixOptions { unsafe_fixes: true });

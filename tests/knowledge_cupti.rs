@@ -236,7 +236,11 @@ fn cache_managers() {
     let k = knowledge();
     let apt = k.cache_manager("apt").unwrap();
     assert!(apt.is_program("apt-get") && apt.is_program("apt"));
-    assert_eq!(k.hygiene.for_installs_by("apt").unwrap().name, "apt");
+    // apt's lists are written by `apt-get update`, not by installs, which
+    // only read them.
+    assert!(k.hygiene.for_installs_by("apt").is_none());
+    assert!(apt.also_fills.iter().any(|s| s == "update"));
+    assert_eq!(apt.reused_by, vec!["apt"]);
     assert_eq!(
         k.hygiene.for_installs_by("micromamba").unwrap().name,
         "conda"
@@ -261,6 +265,9 @@ fn cache_managers() {
     let conda = k.cache_manager("conda").unwrap();
     assert!(conda.is_program("micromamba"));
     assert!(conda.is_covered_by_mount("/opt/conda/pkgs"));
+    let poetry = k.cache_manager("poetry").unwrap();
+    assert!(poetry.is_removed_by("/root/.cache/pypoetry"));
+    assert_eq!(poetry.cache_dir_env.as_deref(), Some("POETRY_CACHE_DIR"));
 }
 
 #[test]

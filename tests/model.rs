@@ -6,6 +6,7 @@ use cudalint::dockerfile::model::{
     BaseImage, BuildModel, BuildOptions, DependencyKind, DependencyTarget, ShellCommand,
 };
 use cudalint::dockerfile::packages::{package_installs, PackageManager};
+use cudalint::dockerfile::platform::Platform;
 use cudalint::dockerfile::{build_model, parse};
 
 fn fixture(name: &str) -> String {
@@ -75,8 +76,11 @@ fn global_args_resolve_into_from() {
             Some("12.4.1-cudnn-devel-ubuntu22.04".into())
         )
     );
-    // BUILDPLATFORM is defined by BuildKit but only known at build time.
-    assert_eq!(builder.platform.as_deref(), Some("$BUILDPLATFORM"));
+    // BUILDPLATFORM is defined by BuildKit: the machine's platform.
+    assert_eq!(
+        builder.platform.as_deref(),
+        Some(Platform::host().to_string().as_str())
+    );
     assert!(builder.undefined_args.is_empty());
     assert_eq!(
         image_of(&m, 2).2.as_deref(),
@@ -94,6 +98,7 @@ fn build_args_override_declared_args_only() {
             ("BUILDPLATFORM".into(), "linux/amd64".into()),
         ],
         target: None,
+        platform: None,
     };
     let (_, m) = model_with("pytorch_multistage.Dockerfile", &options);
     assert!(m.global_args.iter().all(|a| a.name != "UNDECLARED"));
@@ -374,7 +379,10 @@ fn unresolved_and_undefined_from_args() {
     assert_eq!(m.stages[1].base_text, "${REGISTRY}/base:latest");
     assert_eq!(image_of(&m, 2).2.as_deref(), Some("22.04"));
     assert_eq!(m.stages[2].undefined_args, vec!["UBUNTU_VERSION"]);
-    assert_eq!(m.stages[2].platform.as_deref(), Some("${TARGETPLATFORM}"));
+    assert_eq!(
+        m.stages[2].platform.as_deref(),
+        Some(Platform::host().to_string().as_str())
+    );
     assert_eq!(m.stages[3].base, BaseImage::Scratch);
     // Not a valid reference at all.
     assert_eq!(m.stages[4].base, BaseImage::Unresolved);
@@ -382,6 +390,7 @@ fn unresolved_and_undefined_from_args() {
     let options = BuildOptions {
         build_args: vec![("CUDA".into(), "12.4.1".into())],
         target: Some("a".into()),
+        platform: None,
     };
     let (_, m) = model_with("undefined_args.Dockerfile", &options);
     assert_eq!(
@@ -389,4 +398,52 @@ fn unresolved_and_undefined_from_args() {
         Some("12.4.1-devel-ubuntu22.04")
     );
     assert_eq!(m.unused_stages(), vec![1, 2, 3, 4]);
+}
+
+fn model_of(text: &str, options: &BuildOptions) -> BuildModel {
+    build_model(&parse(text).unwrap(), options)
+}
+
+#[test]
+fn automatic_platform_args_pick_the_stage_for_the_target_platform() {
+    let text = "\
+FROM nvidia/cuda:12.4.1-runtime-ubuntu22.04 AS runtime-amd64
+FROM nvcr.io/nvidia/l4t-cuda:12.2.12-runtime AS runtime-arm64
+FROM runtime-$TARGETARCH AS final
+ARG TARGETARCH
+ENV ARCH_SEEN=${TARGETARCH}
+FROM ubuntu:22.04 AS no-arg
+ENV ARCH_SEEN=${TARGETARCH:-unset}
+";
+    let on = |platform: &str| BuildOptions {
+        platform: Some(Platform::parse(platform).unwrap()),
+        ..Default::default()
+    };
+    let m = model_of(text, &on("linux/amd64"));
+    assert_eq!(m.stages[2].base, BaseImage::Stage(0));
+    assert_eq!(m.stages[2].env_value("ARCH_SEEN"), Some("amd64"));
+    // Not visible in a stage that does not declare it (BuildKit's dispatchArg).
+    assert_eq!(m.stages[3].env_value("ARCH_SEEN"), Some("unset"));
+    let m = model_of(text, &on("linux/aarch64"));
+    assert_eq!(m.stages[2].base, BaseImage::Stage(1));
+    assert_eq!(m.stages[2].env_value("ARCH_SEEN"), Some("arm64"));
+    assert_eq!(m.platform.to_string(), "linux/arm64");
+    // A --build-arg still wins, as in BuildKit's defaultArgs.
+    let options = BuildOptions {
+        build_args: vec![("TARGETARCH".into(), "arm64".into())],
+        ..on("linux/amd64")
+    };
+    assert_eq!(model_of(text, &options).stages[2].base, BaseImage::Stage(1));
+}
+
+#[test]
+fn global_arg_without_value_keeps_the_automatic_value() {
+    let text = "ARG TARGETPLATFORM\nARG BUILDARCH=riscv64\nFROM --platform=$TARGETPLATFORM ubuntu:$BUILDARCH\n";
+    let options = BuildOptions {
+        platform: Some(Platform::parse("linux/arm64").unwrap()),
+        ..Default::default()
+    };
+    let m = model_of(text, &options);
+    assert_eq!(m.stages[0].platform.as_deref(), Some("linux/arm64"));
+    assert_eq!(m.stages[0].base_text, "ubuntu:riscv64");
 }

@@ -14,6 +14,7 @@ pub mod model;
 mod node;
 pub mod packages;
 pub mod parser;
+pub mod platform;
 pub mod shell;
 mod shlex;
 pub mod stages;

@@ -3,6 +3,7 @@
 //! scripts split into shell commands. Rules read this, never raw text.
 
 use crate::dockerfile::ast::Word;
+use crate::dockerfile::platform::Platform;
 use crate::source::Span;
 
 /// What the user passes to the build, as `docker build` would get it.
@@ -12,6 +13,8 @@ pub struct BuildOptions {
     pub build_args: Vec<(String, String)>,
     /// `--target NAME`; the last stage when `None`.
     pub target: Option<String>,
+    /// `--platform`: the target platform; the host's when `None`.
+    pub platform: Option<Platform>,
 }
 
 /// The whole build.
@@ -24,6 +27,11 @@ pub struct BuildModel {
     /// Index of the stage the build produces (`--target`, else the last).
     /// `None` when there is no stage or `--target` names no stage.
     pub target: Option<usize>,
+    /// Whether the target was asked for by `--target` (not just the last stage).
+    pub target_requested: bool,
+    /// The platform the build targets (`--platform`, else the host's): what
+    /// `TARGETARCH` and friends expand to.
+    pub platform: Platform,
     /// Where the model stopped following the file because a hostile or
     /// pathological shape exceeded its work budget (see `stages.rs`); what
     /// rules see there is incomplete. Empty for any ordinary file.

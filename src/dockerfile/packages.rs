@@ -272,6 +272,25 @@ fn is_pip(program: &str) -> bool {
         .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
+/// Programs that install with pip underneath, so pip's options and cache
+/// apply: OpenMMLab's `mim install` (it hands its arguments to `pip
+/// install`), and a `$PIP` / `${PIP3}` / `${PIP_CMD}` variable the model
+/// could not resolve (set by the base image), which by its name is pip.
+fn runs_pip(program: &str) -> bool {
+    if program == "mim" {
+        return true;
+    }
+    let name = program
+        .strip_prefix("${")
+        .and_then(|rest| rest.strip_suffix('}'))
+        .or_else(|| program.strip_prefix('$'));
+    name.and_then(|n| n.strip_prefix("PIP"))
+        .is_some_and(|rest| {
+            rest.chars().all(|c| c.is_ascii_digit() || c == '.')
+                || matches!(rest, "_CMD" | "_BIN" | "_EXE" | "_COMMAND")
+        })
+}
+
 fn recognise(index: usize, command: &ShellCommand) -> Option<PackageInstall> {
     let words = &command.words;
     let mut start = command_start(words);
@@ -286,7 +305,7 @@ fn recognise(index: usize, command: &ShellCommand) -> Option<PackageInstall> {
         start = skip_options(words, start + 2, CONDA_VALUE_OPTIONS, &mut Vec::new());
     }
     let program = basename(&words.get(start)?.text);
-    let (manager, value_options, rest) = if is_pip(program) {
+    let (manager, value_options, rest) = if is_pip(program) || runs_pip(program) {
         (PackageManager::Pip, PIP_VALUE_OPTIONS, start + 1)
     } else if is_python(program) {
         // `python -m pip`, after interpreter options such as `-u` or `-I`.

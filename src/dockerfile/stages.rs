@@ -21,26 +21,9 @@ use crate::dockerfile::model::{
     ResolvedArg, RunStep, Stage, StageDependency,
 };
 use crate::dockerfile::packages::package_installs;
+use crate::dockerfile::platform::{automatic_args, Platform};
 use crate::dockerfile::shell::split_run;
 use crate::source::Span;
-
-/// ARGs BuildKit defines before the first FROM on its own
-/// (`dockerfile2llb/platform.go`, `defaultArgs`); their values depend on
-/// the build machine and the requested platform, so they are unknown here
-/// unless a `--build-arg` sets them.
-pub const AUTOMATIC_PLATFORM_ARGS: [&str; 11] = [
-    "BUILDPLATFORM",
-    "BUILDOS",
-    "BUILDOSVERSION",
-    "BUILDARCH",
-    "BUILDVARIANT",
-    "TARGETPLATFORM",
-    "TARGETOS",
-    "TARGETOSVERSION",
-    "TARGETARCH",
-    "TARGETVARIANT",
-    "TARGETSTAGE",
-];
 
 /// Bytes of ENV the model may store across all stages, inherited copies
 /// included. Real files stay far below it (a hundred stages with a hundred
@@ -152,10 +135,17 @@ pub fn build_model(dockerfile: &Dockerfile, options: &BuildOptions) -> BuildMode
             .map(|(_, v)| v.as_str())
     };
 
-    // The scope FROM lines see: automatic platform ARGs, then global ARGs.
+    // The scope FROM lines see: automatic platform ARGs (a `--build-arg`
+    // overrides them, as in BuildKit's `defaultArgs`), then global ARGs.
+    let build_platform = Platform::host();
+    let platform = options
+        .platform
+        .clone()
+        .unwrap_or_else(|| build_platform.clone());
     let mut global_scope = VarScope::new();
-    for name in AUTOMATIC_PLATFORM_ARGS {
-        global_scope.set(name, build_arg(name).map(str::to_string));
+    for (name, value) in automatic_args(&build_platform, &platform, options.target.as_deref()) {
+        let value = build_arg(name).map_or(value, str::to_string);
+        global_scope.set(name, Some(value));
     }
     let mut global_args = Vec::new();
     let first_from = dockerfile
@@ -166,12 +156,18 @@ pub fn build_model(dockerfile: &Dockerfile, options: &BuildOptions) -> BuildMode
     for instruction in dockerfile.instructions.iter().take(first_from) {
         if let Command::Arg(decls) = &instruction.command {
             for decl in decls {
-                let value = match build_arg(&decl.name) {
-                    Some(v) => Some(v.to_string()),
-                    None => decl.default.as_deref().and_then(|default| {
+                let value = match (build_arg(&decl.name), &decl.default) {
+                    (Some(v), _) => Some(v.to_string()),
+                    (None, Some(default)) => {
                         let e = expand_vars(default, &budget.charge(&global_scope), escape);
                         (!e.unresolved).then_some(e.text)
-                    }),
+                    }
+                    // `ARG TARGETARCH` without a value keeps what the name
+                    // already holds (BuildKit's `buildMetaArgs`).
+                    (None, None) => match global_scope.get(&decl.name) {
+                        Some(VarValue::Known(v)) => Some(v.to_string()),
+                        _ => None,
+                    },
                 };
                 budget.note_substitution(decl.span);
                 global_scope.set(&decl.name, value.clone());
@@ -245,6 +241,8 @@ pub fn build_model(dockerfile: &Dockerfile, options: &BuildOptions) -> BuildMode
         global_args,
         stages,
         target,
+        target_requested: options.target.is_some(),
+        platform,
         limits_hit: budget.limits,
     }
 }

@@ -262,6 +262,10 @@ pub struct LibraryPathFacts {
     pub apt_empty_since: String,
     /// Installer names that do fill `wrong_dirs` (runfile installs).
     pub runfile_markers: Vec<String>,
+    /// Directories where the apt packages' libcupti is found too (links to
+    /// `right_suffix`), so a path that also names one of them finds CUPTI.
+    #[serde(default)]
+    pub also_found_in: Vec<String>,
     pub source: String,
 }
 
@@ -271,6 +275,13 @@ impl LibraryPathFacts {
         self.mentions
             .iter()
             .any(|m| lower.contains(&m.to_ascii_lowercase()))
+    }
+
+    /// Whether the apt packages' libcupti is found in `entry`: the
+    /// `targets/<arch>/lib` directory itself or a link to it (`lib64`).
+    pub fn finds_apt_cupti(&self, entry: &str) -> bool {
+        let normalized = normalize_path(entry);
+        self.is_right_dir(entry) || self.also_found_in.iter().any(|p| glob_match(p, normalized))
     }
 
     pub fn is_wrong_dir(&self, entry: &str) -> bool {
@@ -432,11 +443,20 @@ pub struct CacheManager {
     #[serde(default)]
     pub module_runners: Vec<String>,
     /// Other subcommands that fill the cache (`conda update`, `uv sync`;
-    /// several words for `env update`).
+    /// several words for `env update`; `apt-get update` writes apt's lists).
     #[serde(default)]
     pub also_fills: Vec<String>,
+    /// Package managers (as the model names them) whose installs read this
+    /// cache in later RUNs without filling it (`apt-get install` after an
+    /// earlier RUN's `apt-get update`): removing it there breaks them.
+    #[serde(default)]
+    pub reused_by: Vec<String>,
     /// Where the cache is, for messages.
     pub cache: String,
+    /// A variable that moves the cache (`POETRY_CACHE_DIR`): removing the
+    /// directory it names removes the cache.
+    #[serde(default)]
+    pub cache_dir_env: Option<String>,
     /// `rm` targets that remove the cache.
     pub removed_by: Vec<String>,
     /// Subcommands that empty the cache.

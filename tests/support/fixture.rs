@@ -7,11 +7,15 @@
 use std::path::{Path, PathBuf};
 
 use cudalint::diagnostic::Diagnostic;
+use cudalint::dockerfile::platform::Platform;
 use cudalint::engine::{Engine, EngineOptions};
 use cudalint::source::SourceFile;
 
 /// A fixture's first line may start with this, followed by flags.
 pub const OPTIONS_PREFIX: &str = "# cudalint-test:";
+
+/// The platform a fixture is built for unless it says `--platform`.
+pub const FIXTURE_PLATFORM: &str = "linux/amd64";
 
 /// `fixtures/dockerfile/<code>`.
 pub fn fixtures_dir(code: &str) -> PathBuf {
@@ -24,9 +28,12 @@ pub fn fixtures_root() -> PathBuf {
 }
 
 /// Engine options from a fixture's `# cudalint-test:` first line:
-/// `--build-arg K=V --target STAGE --driver VERSION --gpu NAME`.
+/// `--build-arg K=V --target STAGE --platform OS/ARCH --targets A,B
+/// --driver VERSION --gpu NAME`.
 pub fn fixture_options(text: &str) -> EngineOptions {
     let mut options = EngineOptions::default();
+    // Fixtures are judged for one platform whatever machine runs them.
+    options.build.platform = Some(Platform::parse(FIXTURE_PLATFORM).unwrap());
     let Some(line) = text
         .lines()
         .next()
@@ -49,7 +56,13 @@ pub fn fixture_options(text: &str) -> EngineOptions {
                     .push((key.to_string(), value.to_string()));
             }
             "--target" => options.build.target = Some(value),
+            "--platform" => options.build.platform = Some(Platform::parse(&value).unwrap()),
             "--driver" => options.settings.target_driver = Some(value),
+            // `targets = [...]` of .cudalint.toml, comma-separated.
+            "--targets" => options
+                .settings
+                .targets
+                .extend(value.split(',').map(str::to_string)),
             "--gpu" => options.settings.target_gpus.push(value),
             other => panic!("unknown fixture option `{other}`"),
         }

@@ -3,7 +3,7 @@
 //! layer, and no removal in the same RUN, no cache-off switch and no cache
 //! mount keeps it out.
 
-use crate::checks::dockerfile::package_cache::{CacheEvidence, Fill};
+use crate::checks::dockerfile::package_cache::{self, CacheEvidence, Fill};
 use crate::checks::dockerfile::support::shipped_stages;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
@@ -49,10 +49,18 @@ impl DockerfileRule for PackageCacheLeftBehind {
                 let Some(command) = step.commands.get(fill.position) else {
                     continue;
                 };
-                let program = fill
-                    .subcommand
-                    .and_then(|sub| ctx.source.text.get(command.span.start..sub.span.end))
-                    .unwrap_or(manager.name.as_str());
+                // The words up to the subcommand, as the shell sees them
+                // (exec form and continuations written differently).
+                let program = match fill.subcommand {
+                    Some(sub) => command
+                        .words
+                        .iter()
+                        .take_while(|w| w.span.start <= sub.span.start)
+                        .map(|w| w.text.as_str())
+                        .collect::<Vec<_>>()
+                        .join(" "),
+                    None => manager.name.clone(),
+                };
                 let mut finding = Diagnostic::at(
                     &META,
                     command.span,
@@ -61,15 +69,79 @@ impl DockerfileRule for PackageCacheLeftBehind {
                         manager.cache, manager.size_hint
                     ),
                 )
-                .with_help(manager.help.clone())
                 .with_note(format!("source: {}", manager.source));
-                if let Some(fix) = fix(ctx, manager, step, &fill) {
+                let reuse = later_reuse(ctx, manager, step);
+                finding = match reuse {
+                    Some(line) => finding.with_help(format!(
+                        "the install on line {line} reads these lists in a later RUN, so removing them here breaks it: run `apt-get update` in the RUN of each install and end that RUN with `{}`",
+                        manager.fix_text
+                    )),
+                    None => finding.with_help(manager.help.clone()),
+                };
+                if let Some(mut fix) = fix(ctx, manager, step, &fill) {
+                    if let Some(line) = reuse {
+                        fix.safety = FixSafety::Unsafe;
+                        fix.description.push_str(&format!(
+                            " (breaks the install on line {line}, which reads these lists)"
+                        ));
+                    }
                     finding = finding.with_fix(fix);
                 }
                 out.push(finding);
             }
         }
     }
+}
+
+/// The line of the first later install that reads `manager`'s cache from
+/// `step`'s layer without filling it again in its own RUN (`apt-get install`
+/// after an earlier RUN's `apt-get update`), in `step`'s stage or any stage
+/// built on it.
+fn later_reuse(
+    ctx: &DockerfileContext<'_>,
+    manager: &CacheManager,
+    step: &RunStep,
+) -> Option<usize> {
+    if manager.reused_by.is_empty() {
+        return None;
+    }
+    let model = ctx.model;
+    let home = model
+        .stages
+        .iter()
+        .find(|stage| {
+            stage
+                .runs
+                .iter()
+                .any(|run| run.instruction == step.instruction)
+        })?
+        .index;
+    let refills = |run: &RunStep, before: usize| {
+        run.commands
+            .iter()
+            .take(before)
+            .any(|command| package_cache::fills_with(command, manager))
+    };
+    let reuse = model
+        .stages
+        .iter()
+        .filter(|stage| model.ancestry(stage.index).contains(&home))
+        .flat_map(|stage| &stage.runs)
+        .filter(|run| run.instruction > step.instruction)
+        .filter_map(|run| {
+            run.installs
+                .iter()
+                .find(|install| {
+                    manager
+                        .reused_by
+                        .iter()
+                        .any(|m| m == install.manager.name())
+                        && !refills(run, install.command)
+                })
+                .map(|install| install.span)
+        })
+        .min_by_key(|span| span.start)?;
+    Some(ctx.source.line_col(reuse.start).line)
 }
 
 fn fix(

@@ -51,6 +51,11 @@ impl DockerfileRule for CuptiLibraryPathWrong {
         };
         for var in &cupti.runtime.loader_vars {
             let entries = runtime_env::effective_path(&settings, var);
+            // The toolkit's lib64 (a link to `targets/<arch>/lib`) on the
+            // same path finds apt's libcupti: the wrong entry is dead, not harmful.
+            if entries.iter().any(|e| facts.finds_apt_cupti(e.text)) {
+                continue;
+            }
             for entry in entries.iter().filter(|e| facts.is_wrong_dir(e.text)) {
                 let replacement = facts.replacement(entry.text, arch);
                 let span = runtime_env::span_of(ctx, entry.setting_span, entry.text);

@@ -26,29 +26,43 @@ impl DockerfileRule for StubsOnRuntimePath {
     }
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
-        if !image_may_have_stubs(ctx) {
-            return;
-        }
+        let may_have_stubs = image_may_have_stubs(ctx);
         let runtime = &ctx.knowledge.cupti.runtime;
         let error = runtime.error("stub");
         for found in runtime_env::loader_dirs(ctx, |dir| runtime.is_stub_dir(dir)) {
             let how = found.route.phrase();
-            let consequence = error.map_or_else(String::new, |e| {
-                format!(
-                    ": every CUDA program then loads the stub libcuda.so and fails with error {} {} (\"{}\")",
-                    e.code, e.name, e.text
+            let mut finding = if may_have_stubs {
+                let consequence = error.map_or_else(String::new, |e| {
+                    format!(
+                        ": every CUDA program then loads the stub libcuda.so and fails with error {} {} (\"{}\")",
+                        e.code, e.name, e.text
+                    )
+                });
+                Diagnostic::at(
+                    &META,
+                    found.span,
+                    format!("the link-time stub directory `{}` {how}{consequence}", found.dir),
                 )
-            });
-            let mut finding = Diagnostic::at(
-                &META,
-                found.span,
-                format!("the link-time stub directory `{}` {how}{consequence}", found.dir),
-            )
+            } else {
+                // Dead today, a trap tomorrow: the day the base becomes a
+                // devel image or a CUDA -dev package is installed, the stubs
+                // appear and shadow the driver.
+                let mut latent = Diagnostic::at(
+                    &META,
+                    found.span,
+                    format!(
+                        "the link-time stub directory `{}` {how}; this image has no stubs there yet (its base ships none and nothing installs CUDA development packages), but its CUDA programs load the stub libcuda and fail the day the base changes to a devel image or a -dev package brings them",
+                        found.dir
+                    ),
+                );
+                latent.severity = Severity::Info;
+                latent
+            }
             .with_help(
                 "stubs are for linking only: put them on `LIBRARY_PATH` or pass `-L…/stubs` to the build command, and keep them off the run-time loader path",
             )
             .with_note(format!("source: {}", runtime.source));
-            if let Some(e) = error {
+            if let Some(e) = error.filter(|_| may_have_stubs) {
                 finding = finding.with_note(format!("source: {}", e.source));
             }
             out.push(finding);

@@ -3,10 +3,11 @@
 //! a GPU architecture the stage's CUDA toolkit cannot build.
 
 use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
+use crate::checks::dockerfile::cuda_stages::stage_builds_native_code;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::{Command, Instruction};
-use crate::dockerfile::model::Stage;
+use crate::dockerfile::model::{BaseImage, Stage};
 use crate::knowledge::toolkits::{ArchSupport, Architecture, ToolkitKnowledge};
 use crate::source::Span;
 
@@ -127,9 +128,19 @@ fn option_value<'w>(words: &[&'w str], index: usize, option: &str) -> Option<(&'
         .map(|value| (value, index))
 }
 
-fn run_lists<'s>(stage: &'s Stage) -> Vec<ArchList<'s>> {
+fn run_lists<'s>(ctx: &DockerfileContext<'_>, stage: &'s Stage) -> Vec<ArchList<'s>> {
     let mut lists = Vec::new();
-    for command in stage.runs.iter().flat_map(|run| &run.commands) {
+    let unconditional = stage.runs.iter().flat_map(|run| {
+        let script_start = ctx
+            .dockerfile
+            .instructions
+            .get(run.instruction)
+            .map_or(0, |i| i.span.start);
+        run.commands
+            .iter()
+            .filter(move |command| !in_shell_branch(ctx, script_start, command.span.start))
+    });
+    for command in unconditional {
         for (name, value) in &command.assignments {
             if ARCH_VARIABLES.contains(&name.as_str()) {
                 lists.push(ArchList {
@@ -180,6 +191,54 @@ fn run_lists<'s>(stage: &'s Stage) -> Vec<ArchList<'s>> {
     lists
 }
 
+/// Whether the command starting at `at` sits inside an `if` or `case` of
+/// its RUN (the script text from `script_start`). Which branch the build
+/// takes depends on values the linter often cannot know, so an arch list
+/// there is no finding for the default build.
+fn in_shell_branch(ctx: &DockerfileContext<'_>, script_start: usize, at: usize) -> bool {
+    let Some(before) = ctx.source.text.get(script_start..at) else {
+        return false;
+    };
+    let mut depth = 0i64;
+    for token in
+        before.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'))
+    {
+        match token {
+            "if" | "case" => depth += 1,
+            "fi" | "esac" => depth -= 1,
+            _ => {}
+        }
+    }
+    depth > 0
+}
+
+/// For each stage, whether it or a stage built on it (which inherits its
+/// ENV) compiles anything: an arch list in a stage that compiles nothing is
+/// read by nothing and breaks no build. The arch variables themselves do
+/// not count as compiling here. One pass over the stages, children before
+/// parents (a parent always comes earlier).
+fn lists_read(ctx: &DockerfileContext<'_>) -> Vec<bool> {
+    let mut signals = ctx.knowledge.images.build_signals.clone();
+    signals
+        .env
+        .retain(|name| !ARCH_VARIABLES.contains(&name.as_str()));
+    let stages = &ctx.model.stages;
+    let mut read: Vec<bool> = stages
+        .iter()
+        .map(|stage| stage_builds_native_code(ctx, stage, &signals))
+        .collect();
+    for stage in stages.iter().rev() {
+        if let BaseImage::Stage(parent) = stage.base {
+            if parent < stage.index && read.get(stage.index).copied().unwrap_or(false) {
+                if let Some(flag) = read.get_mut(parent) {
+                    *flag = true;
+                }
+            }
+        }
+    }
+    read
+}
+
 /// Whether the ENV (or, `env` false, ARG) instruction at `at` is the
 /// stage's last of its kind to set `name`: the resolved value is the
 /// stage's final one, so only the last setting reports it.
@@ -198,6 +257,7 @@ impl DockerfileRule for CudaArchUnsupported {
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         let toolkits = &ctx.knowledge.toolkits;
+        let read_by_stage = lists_read(ctx);
         for stage in &ctx.model.stages {
             let Some(cuda) = stage_cuda(ctx, stage) else {
                 continue;
@@ -208,11 +268,12 @@ impl DockerfileRule for CudaArchUnsupported {
                 .get(stage.instructions.clone())
                 .unwrap_or_default();
             let mut lists = Vec::new();
+            let read = read_by_stage.get(stage.index).copied().unwrap_or(true);
             // ENV and ARG values as the build resolves them (`--build-arg`
             // overrides, expanded references), at the end of the stage.
             for (at, instruction) in instructions.iter().enumerate() {
                 match &instruction.command {
-                    Command::Env(pairs) => {
+                    Command::Env(pairs) if read => {
                         for pair in pairs.iter().filter(|kv| {
                             ARCH_VARIABLES.contains(&kv.key.as_str())
                                 && last_setting(instructions, at, &kv.key, true)
@@ -226,7 +287,7 @@ impl DockerfileRule for CudaArchUnsupported {
                             }
                         }
                     }
-                    Command::Arg(args) => {
+                    Command::Arg(args) if read => {
                         for arg in args.iter().filter(|a| {
                             ARCH_VARIABLES.contains(&a.name.as_str())
                                 && last_setting(instructions, at, &a.name, false)
@@ -245,7 +306,7 @@ impl DockerfileRule for CudaArchUnsupported {
                     _ => {}
                 }
             }
-            lists.extend(run_lists(stage));
+            lists.extend(run_lists(ctx, stage));
             // A value still holding `$VAR` is not known here.
             for list in lists.iter().filter(|l| !l.value.contains('$')) {
                 out.extend(check_list(toolkits, &cuda, list));

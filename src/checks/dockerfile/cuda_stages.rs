@@ -208,6 +208,21 @@ fn brings_runtime_compiler(install: &PackageInstall, signals: &Signals<'_>) -> b
             .any(|p| is_compiler(&p.name) || p.extras().any(is_compiler))
 }
 
+/// Whether `stage` builds native code by `build_signals` (the images
+/// knowledge's, or a rule's narrowed copy) and the packages knowledge's
+/// run-time compilers: [`builds_native_code`] for rules outside this module.
+pub fn stage_builds_native_code(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    build_signals: &BuildSignals,
+) -> bool {
+    let signals = Signals {
+        build: build_signals,
+        runtime_compilers: &ctx.knowledge.packages.runtime_compilers,
+    };
+    builds_native_code(stage, &signals)
+}
+
 /// Whether `stage`'s own RUNs (or its environment) show it builds native
 /// code, or installs a package that compiles at run time: either needs the
 /// compiler and headers of a devel image.

@@ -1,10 +1,10 @@
 //! Dockerfile rules, one file each, and their registry.
 
-pub mod cu001;
-pub mod cu002;
-pub mod cu003;
-pub mod cu004;
-pub mod cu005;
+pub mod cu001_syntax_error;
+pub mod cu002_unknown_stage_reference;
+pub mod cu003_unused_stage;
+pub mod cu004_undefined_arg_in_from;
+pub mod cu005_unknown_rule_in_suppression;
 pub mod cu006_file_too_complex;
 pub mod cu101_devel_image_in_final_stage;
 pub mod cu102_cuda_toolkit_copied_whole;
@@ -32,11 +32,11 @@ use super::DockerfileRule;
 
 /// Every Dockerfile rule, in code order.
 pub static RULES: &[&dyn DockerfileRule] = &[
-    &cu001::SyntaxError,
-    &cu002::UnknownStageReference,
-    &cu003::UnusedStage,
-    &cu004::UndefinedArgInFrom,
-    &cu005::UnknownRuleInSuppression,
+    &cu001_syntax_error::SyntaxError,
+    &cu002_unknown_stage_reference::UnknownStageReference,
+    &cu003_unused_stage::UnusedStage,
+    &cu004_undefined_arg_in_from::UndefinedArgInFrom,
+    &cu005_unknown_rule_in_suppression::UnknownRuleInSuppression,
     &cu006_file_too_complex::FileTooComplex,
     &cu101_devel_image_in_final_stage::DevelImageInFinalStage,
     &cu102_cuda_toolkit_copied_whole::CudaToolkitCopiedWhole,

@@ -8,7 +8,7 @@
 use crate::checks::dockerfile::runtime_env::{self, Setting};
 use crate::checks::dockerfile::support;
 use crate::checks::DockerfileContext;
-use crate::dockerfile::ast::Word;
+use crate::dockerfile::ast::{Command, Word};
 use crate::dockerfile::model::{RunStep, ShellCommand, Stage};
 use crate::dockerfile::shell::command_start;
 use crate::knowledge::cupti::{CacheManager, Hygiene};
@@ -31,15 +31,36 @@ pub struct CacheEvidence<'a> {
     /// Managers whose cache a `config set` turned off for later RUNs
     /// (`pip config set global.no-cache-dir …`).
     configured_off: Vec<&'a str>,
+    /// `USER` instructions of the chain: instruction index, and whether the
+    /// user is root (`None`: not known here, e.g. a variable).
+    users: Vec<(usize, Option<bool>)>,
 }
 
 impl<'a> CacheEvidence<'a> {
     pub fn new(ctx: &'a DockerfileContext<'_>, stages: &'a [&'a Stage]) -> Self {
+        let users = runtime_env::chain_instructions(ctx, stages)
+            .filter_map(|(_, index, instruction)| match &instruction.command {
+                Command::User(user) => Some((index, user_is_root(&user.text))),
+                _ => None,
+            })
+            .collect();
         Self {
             hygiene: &ctx.knowledge.cupti.hygiene,
             settings: runtime_env::settings(ctx, stages),
             configured_off: Vec::new(),
+            users,
         }
+    }
+
+    /// Whether `step` may run as root: the last USER before it says so, or
+    /// says something unknown, or there is none (the base images this rule
+    /// knows run as root).
+    fn may_run_as_root(&self, step: &RunStep) -> bool {
+        self.users
+            .iter()
+            .rev()
+            .find(|(index, _)| *index < step.instruction)
+            .map_or(true, |(_, root)| root.unwrap_or(true))
     }
 
     /// The commands of `step` that fill a cache, in order, after noting the
@@ -62,6 +83,17 @@ impl<'a> CacheEvidence<'a> {
         cache_fills(self.hygiene, step)
     }
 
+    /// The directory the manager's cache variable (`POETRY_CACHE_DIR`)
+    /// moves its cache to, as an ENV/ARG before `step` sets it.
+    fn cache_dir(&self, step: &RunStep, manager: &CacheManager) -> Option<&'a str> {
+        let var = manager.cache_dir_env.as_deref()?;
+        self.settings
+            .iter()
+            .rev()
+            .find(|s| s.instruction < step.instruction && s.key == var)
+            .map(|s| s.value)
+    }
+
     /// Something keeps `fill`'s cache out of the layer of `step`.
     pub fn kept_out(&self, step: &RunStep, fill: &Fill<'_>) -> bool {
         let manager = fill.manager;
@@ -70,9 +102,12 @@ impl<'a> CacheEvidence<'a> {
             || step
                 .cache_mount_targets
                 .iter()
+                // A mount under /root/ catches nothing when another user's
+                // ~/.cache is where the cache lands.
+                .filter(|t| !t.starts_with("/root/") || self.may_run_as_root(step))
                 .any(|t| manager.is_covered_by_mount(t))
             || env_turns_off(&self.settings, step, fill.position, manager)
-            || cleaned_later(manager, step, fill.position)
+            || cleaned_later(manager, step, fill.position, self.cache_dir(step, manager))
     }
 }
 
@@ -128,6 +163,12 @@ fn cache_fills<'a>(hygiene: &'a Hygiene, step: &'a RunStep) -> Vec<Fill<'a>> {
     }
     found.sort_by_key(|f| f.position);
     found
+}
+
+/// Whether `command` fills `manager`'s cache through one of its
+/// non-install subcommands (`apt-get update`).
+pub fn fills_with(command: &ShellCommand, manager: &CacheManager) -> bool {
+    subcommand_among(command, manager, manager.also_fills.iter().cloned()).is_some()
 }
 
 /// Where `command` runs `manager` (its program, or `python -m <module>`)
@@ -212,10 +253,33 @@ fn env_turns_off(
         .is_some_and(|s| disables(s.value))
 }
 
-/// A removal or clean of the cache after the install, in the same RUN.
-fn cleaned_later(manager: &CacheManager, step: &RunStep, position: usize) -> bool {
+/// `USER root`, `USER 0`, `USER root:root`; `None` for a variable.
+fn user_is_root(user: &str) -> Option<bool> {
+    if user.contains('$') {
+        return None;
+    }
+    let name = user.split(':').next().unwrap_or(user).trim();
+    Some(name == "root" || name == "0")
+}
+
+/// A removal or clean of the cache after the install, in the same RUN;
+/// `moved_to` is where the manager's cache variable puts it, if set.
+fn cleaned_later(
+    manager: &CacheManager,
+    step: &RunStep,
+    position: usize,
+    moved_to: Option<&str>,
+) -> bool {
+    let removes = |target: &str| {
+        manager.is_removed_by(target)
+            || moved_to.is_some_and(|dir| {
+                let dir = dir.trim_end_matches('/');
+                let target = target.trim_end_matches("/*").trim_end_matches('/');
+                !dir.is_empty() && (target == dir || dir.starts_with(&format!("{target}/")))
+            })
+    };
     step.commands.iter().skip(position + 1).any(|command| {
-        support::rm_target(command, |t| manager.is_removed_by(t)).is_some()
+        support::rm_target(command, removes).is_some()
             || subcommand_among(command, manager, manager.clean.iter().cloned()).is_some()
     })
 }

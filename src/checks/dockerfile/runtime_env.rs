@@ -9,7 +9,7 @@
 
 use crate::checks::dockerfile::support::shipped_stages;
 use crate::checks::DockerfileContext;
-use crate::dockerfile::ast::{Command, Instruction};
+use crate::dockerfile::ast::{Command, Instruction, Word};
 use crate::dockerfile::model::{RunStep, Stage};
 use crate::dockerfile::shell::command_start;
 use crate::source::Span;
@@ -186,7 +186,8 @@ pub struct LoaderDir {
 
 /// Directories matching `wanted` that the shipped image puts on the loader
 /// path: effective loader-variable entries, ld.so.conf writes (`echo DIR >
-/// /etc/ld.so.conf.d/x.conf`, `… | tee …`) and `ldconfig DIR`.
+/// /etc/ld.so.conf.d/x.conf`, `… | tee …`) and `ldconfig DIR`, as far as
+/// they survive the build (see [`LdCache`]).
 pub fn loader_dirs(ctx: &DockerfileContext<'_>, wanted: impl Fn(&str) -> bool) -> Vec<LoaderDir> {
     let runtime = &ctx.knowledge.cupti.runtime;
     let chain = shipped_stages(ctx.model);
@@ -203,13 +204,14 @@ pub fn loader_dirs(ctx: &DockerfileContext<'_>, wanted: impl Fn(&str) -> bool) -
             }
         }
     }
+    let mut cache = LdCache::default();
     for step in chain.iter().flat_map(|stage| &stage.runs) {
         for (position, command) in step.commands.iter().enumerate() {
             let at = command_start(&command.words);
             let program = command.words.get(at).map_or("", |w| base_name(&w.text));
             let args = command.words.get(at + 1..).unwrap_or(&[]);
-            let writes_conf = match program {
-                "ldconfig" => true,
+            match program {
+                "ldconfig" => cache.ldconfig(args),
                 "echo" | "printf" => {
                     let marker = runtime.ld_conf_marker.as_str();
                     // The redirection target is not a word; read the line.
@@ -225,30 +227,84 @@ pub fn loader_dirs(ctx: &DockerfileContext<'_>, wanted: impl Fn(&str) -> bool) -
                             .is_some_and(|w| base_name(&w.text) == "tee")
                             && next.words.iter().any(|w| w.text.contains(marker))
                     });
-                    !marker.is_empty()
+                    let writes_conf = !marker.is_empty()
                         && (args.iter().any(|w| w.text.contains(marker))
                             || line_rest.contains(marker)
-                            || piped_to_tee)
-                }
-                _ => false,
-            };
-            if !writes_conf {
-                continue;
-            }
-            for word in args.iter().filter(|w| !w.text.starts_with('-')) {
-                for piece in word.text.split_whitespace() {
-                    if wanted(piece) {
-                        out.push(LoaderDir {
-                            dir: piece.to_string(),
-                            span: word.span,
-                            route: LoaderRoute::LdConfig,
-                        });
+                            || piped_to_tee);
+                    if writes_conf {
+                        cache.configured.extend(dir_words(args));
                     }
                 }
+                _ => {}
             }
         }
     }
+    for (dir, span) in cache.left_behind() {
+        if wanted(dir) {
+            out.push(LoaderDir {
+                dir: dir.to_string(),
+                span,
+                route: LoaderRoute::LdConfig,
+            });
+        }
+    }
     out
+}
+
+/// What the build leaves in the image's ld cache, modelled once for every
+/// rule: a directory written to an ld.so.conf file stays (every later
+/// `ldconfig`, the NVIDIA Container Toolkit's included, reads it again),
+/// while a directory only given on `ldconfig`'s command line is in the
+/// cache until the next `ldconfig` rebuilds it from the configuration
+/// files. So `ldconfig <stubs> && make && ldconfig` leaves no stubs
+/// behind, and `ldconfig /usr/local/cuda-12.2/compat` as the last word
+/// ships the compat `libcuda` in the cache.
+#[derive(Default)]
+struct LdCache<'a> {
+    /// Directories written to ld.so.conf files.
+    configured: Vec<(&'a str, Span)>,
+    /// Directories the last cache-building `ldconfig` got as arguments.
+    command_line: Vec<(&'a str, Span)>,
+}
+
+impl<'a> LdCache<'a> {
+    /// One `ldconfig` run with `args`.
+    fn ldconfig(&mut self, args: &'a [Word]) {
+        let mut dirs = Vec::new();
+        let mut words = args.iter();
+        while let Some(word) = words.next() {
+            match word.text.as_str() {
+                // No cache written: links only (-n implies -N), or a print.
+                "-n" | "-N" | "-p" | "--print-cache" => return,
+                // Options that take a value: skip it.
+                "-f" | "-C" | "-r" | "-c" | "--format" => {
+                    words.next();
+                }
+                text if text.starts_with('-') => {}
+                _ => dirs.extend(split_dirs(word)),
+            }
+        }
+        self.command_line = dirs;
+    }
+
+    /// What is in the cache when the build ends.
+    fn left_behind(self) -> impl Iterator<Item = (&'a str, Span)> {
+        self.configured.into_iter().chain(self.command_line)
+    }
+}
+
+/// The directory words of `args` (flags left out), split on whitespace.
+fn dir_words(args: &[Word]) -> Vec<(&str, Span)> {
+    args.iter()
+        .filter(|w| !w.text.starts_with('-'))
+        .flat_map(split_dirs)
+        .collect()
+}
+
+fn split_dirs(word: &Word) -> impl Iterator<Item = (&str, Span)> {
+    word.text
+        .split_whitespace()
+        .map(move |dir| (dir, word.span))
 }
 
 #[cfg(test)]
