@@ -37,10 +37,16 @@ impl DockerfileRule for CudaImageTagInvalid {
 
 fn report(ctx: &DockerfileContext<'_>, image: &ImageRef, span: Span, out: &mut Vec<Diagnostic>) {
     let images = &ctx.knowledge.images;
-    // An ARG that expanded to nothing leaves an empty tag: the ARG is the
-    // problem (CU004's business), not the image.
+    // An ARG that expanded to nothing leaves an empty tag, or an empty part
+    // of one (`12.6.2-base-${CUDA_DIST}` with no default): a build argument
+    // the build must pass, which is the ARG's business (CU004), not the image.
     let from_args = span_text(ctx, span).contains('$');
-    if from_args && image.tag.as_deref().map_or(true, str::is_empty) {
+    if from_args
+        && image
+            .tag
+            .as_deref()
+            .map_or(true, |tag| tag.split('-').any(str::is_empty))
+    {
         return;
     }
     // `ARG CUDA_VER=notset`: a default with no digit where the version goes
