@@ -12,7 +12,7 @@ pub static META: RuleMeta = RuleMeta {
     code: "CU103",
     name: "devel-packages-in-final-stage",
     category: Category::Size,
-    default_severity: Severity::Warning,
+    default_severity: Severity::Info,
     fix: FixAvailability::None,
     summary: "The final image installs CUDA development packages it does not use",
     doc: include_str!("../../../docs/rules/CU103.md"),
