@@ -3,7 +3,7 @@
 //! loader path, so programs load the stub `libcuda.so` instead of the driver.
 
 use crate::checks::dockerfile::runtime_env;
-use crate::checks::dockerfile::support::{base_facts, shipped_stages};
+use crate::checks::dockerfile::support::{base_facts, shipped_stages, stage_instructions};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
@@ -95,19 +95,16 @@ fn image_may_have_stubs(ctx: &DockerfileContext<'_>) -> bool {
             .flat_map(|run| &run.installs)
             .flat_map(|install| &install.packages)
             .any(|package| !package.is_location && images.devel_package(&package.name).is_some());
-        let copies_toolkit = ctx
-            .dockerfile
-            .instructions
-            .get(stage.instructions.clone())
-            .unwrap_or_default()
-            .iter()
-            .any(|instruction| match &instruction.command {
-                Command::Copy(copy) | Command::Add(copy) => {
-                    copy.dest.text.starts_with("/usr/local/cuda")
-                        || copy.dest.text.trim_end_matches('/') == "/usr/local"
-                }
-                _ => false,
-            });
+        let copies_toolkit =
+            stage_instructions(ctx, stage)
+                .iter()
+                .any(|instruction| match &instruction.command {
+                    Command::Copy(copy) | Command::Add(copy) => {
+                        copy.dest.text.starts_with("/usr/local/cuda")
+                            || copy.dest.text.trim_end_matches('/') == "/usr/local"
+                    }
+                    _ => false,
+                });
         installs_devel || copies_toolkit
     })
 }

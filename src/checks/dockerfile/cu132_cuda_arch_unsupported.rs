@@ -4,6 +4,7 @@
 
 use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
 use crate::checks::dockerfile::cuda_stages::stage_builds_native_code;
+use crate::checks::dockerfile::support::stage_instructions;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::{Command, Instruction};
@@ -262,11 +263,7 @@ impl DockerfileRule for CudaArchUnsupported {
             let Some(cuda) = stage_cuda(ctx, stage) else {
                 continue;
             };
-            let instructions = ctx
-                .dockerfile
-                .instructions
-                .get(stage.instructions.clone())
-                .unwrap_or_default();
+            let instructions = stage_instructions(ctx, stage);
             let mut lists = Vec::new();
             let read = read_by_stage.get(stage.index).copied().unwrap_or(true);
             // ENV and ARG values as the build resolves them (`--build-arg`

@@ -2,6 +2,7 @@
 //! beyond the stage model: whether a stage builds native code (so it needs
 //! a devel image), and every image reference the build pulls.
 
+use crate::checks::dockerfile::support::stage_instructions;
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::{Command, ShellOrExec};
 use crate::dockerfile::model::{
@@ -88,12 +89,7 @@ fn start_command_compiles(
 ) -> bool {
     shipped
         .iter()
-        .flat_map(|stage| {
-            ctx.dockerfile
-                .instructions
-                .get(stage.instructions.clone())
-                .unwrap_or_default()
-        })
+        .flat_map(|stage| stage_instructions(ctx, stage))
         .filter_map(|instruction| match &instruction.command {
             Command::Cmd(line) | Command::Entrypoint(line) => Some(line),
             _ => None,
@@ -151,12 +147,7 @@ pub fn is_base_image_file(ctx: &DockerfileContext<'_>, shipped: &[&Stage]) -> bo
         .any(|package| images.devel_package(&package.name).is_some());
     let instructions: Vec<_> = shipped
         .iter()
-        .flat_map(|stage| {
-            ctx.dockerfile
-                .instructions
-                .get(stage.instructions.clone())
-                .unwrap_or_default()
-        })
+        .flat_map(|stage| stage_instructions(ctx, stage))
         .collect();
     let mut nvidia_entrypoint = false;
     let mut copies_context = false;

@@ -3,7 +3,7 @@
 //! which paths a command removes.
 
 use crate::checks::DockerfileContext;
-use crate::dockerfile::ast::Word;
+use crate::dockerfile::ast::{Instruction, Word};
 use crate::dockerfile::model::{BaseImage, BuildModel, ImageRef, ShellCommand, Stage};
 use crate::dockerfile::shell::command_start;
 use crate::knowledge::images::BaseImageFacts;
@@ -76,4 +76,12 @@ pub fn rm_target(command: &ShellCommand, matches: impl Fn(&str) -> bool) -> Opti
 /// The file text under `span` (empty if the span is out of range).
 pub fn span_text<'a>(ctx: &DockerfileContext<'a>, span: Span) -> &'a str {
     ctx.source.text.get(span.start..span.end).unwrap_or("")
+}
+
+/// The instructions of `stage`, from its `FROM` to the next stage's.
+pub fn stage_instructions<'a>(ctx: &DockerfileContext<'a>, stage: &Stage) -> &'a [Instruction] {
+    ctx.dockerfile
+        .instructions
+        .get(stage.instructions.clone())
+        .unwrap_or_default()
 }
