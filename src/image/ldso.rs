@@ -385,6 +385,18 @@ impl<'a, F: FsView + ?Sized> Loader<'a, F> {
 
     /// Loads `root` (an executable or a library on its own) and everything it needs.
     pub fn load_tree(&self, root: &str) -> Option<LoadTree> {
+        self.load(root, true)
+    }
+
+    /// How each DT_NEEDED of `root` itself resolves, exactly as in its load tree (libraries found
+    /// earlier in the list count as loaded for later ones), without loading their own dependencies.
+    pub fn direct_needs(&self, root: &str) -> Option<Vec<Needed>> {
+        let mut tree = self.load(root, false)?;
+        Some(std::mem::take(&mut tree.objects[0].needed))
+    }
+
+    /// The load tree of `root`; with `follow` false only the root's own NEEDED are resolved.
+    fn load(&self, root: &str, follow: bool) -> Option<LoadTree> {
         let root = normalize(root);
         let facts = elf_facts(self.fs, &root)?;
         let real = self.fs.canonicalize(&root).unwrap_or_else(|_| root.clone());
@@ -433,7 +445,9 @@ impl<'a, F: FsView + ?Sized> Loader<'a, F> {
                                     loader: Some(index),
                                     needed: Vec::new(),
                                 });
-                                queue.push_back(objects.len() - 1);
+                                if follow {
+                                    queue.push_back(objects.len() - 1);
+                                }
                             }
                             None => {}
                         }

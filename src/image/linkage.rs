@@ -41,14 +41,10 @@ pub fn unresolved_needs<F: FsView + ?Sized>(
         if elf.kind == ElfKind::Other || elf.needed.is_empty() {
             continue;
         }
-        let Some(tree) = loader.load_tree(path) else {
+        let Some(needs) = loader.direct_needs(path) else {
             continue;
         };
-        let Some(root) = tree.objects.first() else {
-            continue;
-        };
-        for needed in root
-            .needed
+        for needed in needs
             .iter()
             .filter(|needed| needed.resolution == super::ldso::Resolution::Unresolved)
         {
