@@ -58,6 +58,8 @@ enum Command {
     Facts(crate::facts::FactsArgs),
     /// Read built images: layers, bytes added and wasted.
     Image(crate::image::command::ImageArgs),
+    /// Lint a Dockerfile, build it through the Docker engine, check the image.
+    Build(BuildArgs),
     /// Show a rule's documentation.
     Explain {
         /// A rule code (`CU002`) or name (`unknown-stage-reference`).
@@ -79,6 +81,39 @@ struct LintArgs {
     /// `-` reads standard input.
     #[arg(value_name = "FILE|DIR", required = true)]
     files: Vec<PathBuf>,
+    #[command(flatten)]
+    report: ReportArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// `cudalint build CONTEXT`: lint the Dockerfile, build it through the
+/// Docker engine, check the built image; one report for both.
+#[derive(Debug, Args)]
+struct BuildArgs {
+    /// The build context: a directory, sent with its .dockerignore applied.
+    #[arg(value_name = "CONTEXT")]
+    context: PathBuf,
+    /// Name and tag the image, as `docker build -t` [default: the engine's
+    /// image ID only].
+    #[arg(short = 't', long = "tag", value_name = "NAME[:TAG]")]
+    tag: Option<String>,
+    /// The Dockerfile, relative to the current directory [default:
+    /// CONTEXT/Dockerfile]; `-` reads standard input.
+    #[arg(short = 'f', long = "file", value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// Build even when the Dockerfile's findings reach the failure threshold.
+    #[arg(long)]
+    no_fail_fast: bool,
+    #[command(flatten)]
+    report: ReportArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
+
+/// How `lint` and `build` print their report and judge it.
+#[derive(Debug, Args)]
+struct ReportArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
@@ -93,8 +128,6 @@ struct LintArgs {
     /// output (JSON and SARIF always carry them).
     #[arg(long)]
     show_sources: bool,
-    #[command(flatten)]
-    common: CommonArgs,
 }
 
 #[derive(Debug, Args)]
@@ -118,7 +151,8 @@ struct FixArgs {
     common: CommonArgs,
 }
 
-/// Options `lint` and `fix` share: configuration and the build being linted.
+/// Options `lint`, `fix` and `build` share: configuration and the build
+/// being linted.
 #[derive(Debug, Args)]
 struct CommonArgs {
     /// Use this configuration file instead of looking for .cudalint.toml.
@@ -261,6 +295,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Image(args)) => crate::image::command::run(args, out),
+        Some(Command::Build(args)) => build(args, out),
         Some(Command::Explain { rule }) => explain(&rule, out),
         Some(Command::Facts(args)) => {
             let knowledge = load_knowledge(&args.knowledge)?;
@@ -333,7 +368,7 @@ fn load_knowledge(files: &[PathBuf]) -> anyhow::Result<Knowledge> {
 }
 
 fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let resolved = resolve(&args.common, args.failure_threshold)?;
+    let resolved = resolve(&args.common, args.report.failure_threshold)?;
     let mut sources: Vec<SourceFile> = Vec::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut inputs: Vec<String> = Vec::new();
@@ -358,7 +393,37 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         }
     }
     engine::sort_diagnostics(&mut diagnostics);
-    let options = resolved.engine.options();
+    let findings = Findings {
+        diagnostics: &diagnostics,
+        sources: &sources,
+        inputs: &inputs,
+        failed_inputs: &failed_inputs,
+    };
+    print_report(&args.report, &resolved.engine, &findings, out)?;
+    Ok(if !failed_inputs.is_empty() {
+        ExitCode::from(EXIT_ERROR)
+    } else {
+        exit_for(&diagnostics, resolved.threshold)
+    })
+}
+
+/// What a report shows.
+struct Findings<'a> {
+    diagnostics: &'a [Diagnostic],
+    sources: &'a [SourceFile],
+    inputs: &'a [String],
+    failed_inputs: &'a [FailedInput],
+}
+
+/// Render `findings` as `args` asks, with the rules `engine` knows and the
+/// knowledge-age notice.
+fn print_report(
+    args: &ReportArgs,
+    engine: &Engine,
+    findings: &Findings<'_>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let options = engine.options();
     let notices: Vec<String> = crate::knowledge::freshness::stale_notice(
         &options.knowledge,
         crate::knowledge::clock::today(),
@@ -371,22 +436,60 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         }
     }
     let report = Report {
-        diagnostics: &diagnostics,
-        rules: resolved.engine.rule_metas(),
-        sources: &sources,
-        inputs: &inputs,
-        failed_inputs: &failed_inputs,
+        diagnostics: findings.diagnostics,
+        rules: engine.rule_metas(),
+        sources: findings.sources,
+        inputs: findings.inputs,
+        failed_inputs: findings.failed_inputs,
         tool_version: env!("CARGO_PKG_VERSION"),
         show_sources: args.show_sources,
         doc_url_base: options.settings.doc_url_base.as_deref(),
         notices: &notices,
     };
     render::render(args.format, &report, out, use_color(args.color))?;
+    Ok(())
+}
 
-    Ok(if !failed_inputs.is_empty() {
+/// `cudalint build`: the Dockerfile is linted for the platform the engine
+/// builds for (its own, without `--platform`), then built, then the image
+/// is checked; see `crate::build`.
+fn build(mut args: BuildArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let plan = crate::build::Plan::locate(&args.context, args.file.as_deref())?;
+    let client = crate::build::engine::EngineClient::connect()?;
+    let request = crate::build::engine::BuildRequest {
+        tag: args.tag.clone(),
+        build_args: args.common.build_args.clone(),
+        target: args.common.target.clone(),
+        platform: args.common.platform.clone(),
+    };
+    if args.common.platform.is_none() {
+        args.common.platform.clone_from(&client.platform);
+    }
+    let resolved = resolve(&args.common, args.report.failure_threshold)?;
+    let stderr = io::stderr();
+    let mut log = stderr.lock();
+    let options = crate::build::Options {
+        request,
+        threshold: resolved.threshold,
+        no_fail_fast: args.no_fail_fast,
+        log: &mut log,
+    };
+    let outcome = crate::build::run(&plan, &resolved.engine, &client, options)?;
+    drop(log);
+    for failed in &outcome.failed_inputs {
+        eprintln!("cudalint: error: {}", failed.message);
+    }
+    let findings = Findings {
+        diagnostics: &outcome.diagnostics,
+        sources: &outcome.sources,
+        inputs: &outcome.inputs,
+        failed_inputs: &outcome.failed_inputs,
+    };
+    print_report(&args.report, &resolved.engine, &findings, out)?;
+    Ok(if !outcome.failed_inputs.is_empty() {
         ExitCode::from(EXIT_ERROR)
     } else {
-        exit_for(&diagnostics, resolved.threshold)
+        exit_for(&outcome.diagnostics, resolved.threshold)
     })
 }
 

@@ -3,8 +3,10 @@
 //!
 //! Pipeline: `dockerfile` parses text into a syntax tree and a build model;
 //! `checks` run rules over them (with `knowledge` from `rules/*.toml`); the
-//! `engine` applies configuration and suppressions; `render` prints.
+//! `engine` applies configuration and suppressions; `render` prints. `build`
+//! lints, builds through the Docker engine and checks the built image.
 
+pub mod build;
 pub mod checks;
 pub mod cli;
 pub mod config;
