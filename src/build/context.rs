@@ -47,13 +47,23 @@ pub struct ContextEntry {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EntryKind {
-    File { size: u64 },
+    File {
+        size: u64,
+    },
     Directory,
-    Symlink { target: PathBuf },
+    Symlink {
+        target: PathBuf,
+    },
     /// A second name of a file already in the tar (same inode): a hard link to it.
-    HardLink { target: String },
+    HardLink {
+        target: String,
+    },
     /// A FIFO or device node: a header without data.
-    Special { kind: SpecialKind, major: u32, minor: u32 },
+    Special {
+        kind: SpecialKind,
+        major: u32,
+        minor: u32,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -252,10 +262,7 @@ impl ContextEntry {
 }
 
 fn named(error: io::Error, entry: &ContextEntry) -> io::Error {
-    io::Error::new(
-        error.kind(),
-        format!("{}: {error}", entry.path.display()),
-    )
+    io::Error::new(error.kind(), format!("{}: {error}", entry.path.display()))
 }
 
 /// The directory walk of `TarWithOptions`, with the checks of `ValidateContextDirectory`.
@@ -344,7 +351,10 @@ impl Walk<'_> {
         } else if file_type.is_file() {
             // ValidateContextDirectory: every file sent must open.
             File::open(path).with_context(|| {
-                format!("cannot read {} (it is in the build context)", path.display())
+                format!(
+                    "cannot read {} (it is in the build context)",
+                    path.display()
+                )
             })?;
             if metadata.nlink() > 1 {
                 let inode = (metadata.dev(), metadata.ino());
@@ -413,7 +423,9 @@ impl Read for ExactLength {
                 _ => Err(io::Error::other("the file grew while it was being sent")),
             };
         }
-        let want = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
         let count = self.inner.read(&mut buf[..want])?;
         if count == 0 {
             return Err(io::Error::new(

@@ -250,7 +250,11 @@ impl PatternMatcher {
     /// each directory to its entries: `parent` is what the directory's own call returned (empty for
     /// the context root's entries), and the returned [`MatchInfo`] is for this path's entries
     /// (`MatchesUsingParentResults`, what the context tar is built with).
-    pub fn matches_using_parent_results(&self, path: &str, parent: &MatchInfo) -> (bool, MatchInfo) {
+    pub fn matches_using_parent_results(
+        &self,
+        path: &str,
+        parent: &MatchInfo,
+    ) -> (bool, MatchInfo) {
         let known = parent.parent_matched.len() == self.patterns.len();
         let mut info = MatchInfo {
             parent_matched: vec![false; self.patterns.len()],

@@ -85,7 +85,13 @@ impl EngineClient {
         let options = BuildImageOptions {
             dockerfile: context.dockerfile_name().to_string(),
             t: request.tag.clone(),
-            buildargs: Some(request.build_args.iter().cloned().collect::<HashMap<_, _>>()),
+            buildargs: Some(
+                request
+                    .build_args
+                    .iter()
+                    .cloned()
+                    .collect::<HashMap<_, _>>(),
+            ),
             target: request.target.clone().unwrap_or_default(),
             platform: request
                 .platform
@@ -114,7 +120,8 @@ impl EngineClient {
                 let written = context.write_tar(&mut chunks);
                 if let Err(error) = &written {
                     // Fail the upload, so that the engine does not build a truncated context.
-                    let _ = sender.blocking_send(Err(io::Error::new(error.kind(), error.to_string())));
+                    let _ =
+                        sender.blocking_send(Err(io::Error::new(error.kind(), error.to_string())));
                 }
                 written
             });
@@ -132,7 +139,11 @@ impl EngineClient {
                         }
                     }
                     if let Some(status) = &info.status {
-                        let id = info.id.as_deref().map(|id| format!("{id}: ")).unwrap_or_default();
+                        let id = info
+                            .id
+                            .as_deref()
+                            .map(|id| format!("{id}: "))
+                            .unwrap_or_default();
                         writeln!(log, "{id}{status}")?;
                     }
                     if let Some(id) = info.aux.and_then(|aux| aux.id) {

@@ -55,10 +55,7 @@ impl Plan {
         let context_dir = std::fs::canonicalize(context)
             .with_context(|| format!("cannot use {} as the build context", context.display()))?;
         if !context_dir.is_dir() {
-            bail!(
-                "the build context {} is not a directory",
-                context.display()
-            );
+            bail!("the build context {} is not a directory", context.display());
         }
         let given = match file {
             Some(file) => file.to_path_buf(),
@@ -73,8 +70,9 @@ impl Plan {
             }
         };
         let input = Input::from_arg(&given);
-        let dockerfile_bytes = crate::engine::read_bytes(&input)
-            .map_err(|error| anyhow::anyhow!("cannot read the Dockerfile: {error}: {}", error.reason()))?;
+        let dockerfile_bytes = crate::engine::read_bytes(&input).map_err(|error| {
+            anyhow::anyhow!("cannot read the Dockerfile: {error}: {}", error.reason())
+        })?;
         let dockerfile_name = input.name();
         let dockerfile_name = dockerfile_name
             .strip_prefix("./")
@@ -183,7 +181,9 @@ pub fn run(
         .unwrap_or_else(|| "the image".to_string());
     match client.build(&context, &options.request, options.log) {
         Ok(id) => {
-            outcome.inputs.push(options.request.tag.clone().unwrap_or_else(|| id.clone()));
+            outcome
+                .inputs
+                .push(options.request.tag.clone().unwrap_or_else(|| id.clone()));
             outcome.image_id = Some(id);
         }
         Err(error) => outcome.failed_inputs.push(FailedInput {
