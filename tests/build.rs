@@ -174,6 +174,14 @@ fn without_a_tag_the_engine_names_the_image_by_its_id() {
         return;
     };
     let dir = context("clean", &[BUSYBOX]);
+    // An image of its own (no other test shares its layers), so the test can remove it.
+    let dockerfile = dir.0.join("context/Dockerfile");
+    let mut text = std::fs::read_to_string(&dockerfile).unwrap();
+    text.push_str(&format!(
+        "LABEL cudalint.test=untagged-{}\n",
+        std::process::id()
+    ));
+    std::fs::write(&dockerfile, text).unwrap();
     let output = cudalint(&env, &dir.0, &["build", "--format", "json", "context"]);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let short_id = stderr(&output)
@@ -184,8 +192,7 @@ fn without_a_tag_the_engine_names_the_image_by_its_id() {
     assert!(image_exists(&env, &short_id));
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["summary"]["inputs"], 2, "{report}");
-    // The image is the cache's (the `clean` build of another test may share it): untagged, it
-    // is left to `docker image prune`.
+    assert!(docker(&env, &["rmi", &short_id]).status.success());
 }
 
 #[test]

@@ -174,11 +174,10 @@ pub fn run(
         context.entries().len(),
         human_bytes(context.content_bytes())
     )?;
-    let image_name = options
-        .request
-        .tag
-        .clone()
-        .unwrap_or_else(|| "the image".to_string());
+    let image_name = match &options.request.tag {
+        Some(tag) => tag.clone(),
+        None => format!("the image of {}", plan.dockerfile_name),
+    };
     match client.build(&context, &options.request, options.log) {
         Ok(id) => {
             outcome
