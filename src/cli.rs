@@ -56,8 +56,8 @@ enum Command {
     Rules,
     /// What the knowledge says about a base image, each fact with its source.
     Facts(crate::facts::FactsArgs),
-    /// Read built images: layers, bytes added and wasted.
-    Image(crate::image::command::ImageArgs),
+    /// Inspect built images: what shipped, what the loader cannot find, where the bytes go.
+    Image(ImageCommandArgs),
     /// Lint a Dockerfile, build it through the Docker engine, check the image.
     Build(BuildArgs),
     /// Show a rule's documentation.
@@ -128,6 +128,26 @@ struct ReportArgs {
     /// output (JSON and SARIF always carry them).
     #[arg(long)]
     show_sources: bool,
+}
+
+#[derive(Debug, Args)]
+struct ImageCommandArgs {
+    #[command(flatten)]
+    image: crate::image::command::ImageArgs,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
+    /// Lowest severity that makes the exit status 1 [default: warning].
+    #[arg(long, value_enum)]
+    failure_threshold: Option<FailureThreshold>,
+    /// Colour the text output.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
+    color: ColorChoice,
+    /// Print every note and the sources of each finding's facts in text output.
+    #[arg(long)]
+    show_sources: bool,
+    #[command(flatten)]
+    common: CommonArgs,
 }
 
 #[derive(Debug, Args)]
@@ -294,7 +314,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             print_rules(&engine::all_rule_metas(), out)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Image(args)) => crate::image::command::run(args, out),
+        Some(Command::Image(args)) => image(args, out),
         Some(Command::Build(args)) => build(args, out),
         Some(Command::Explain { rule }) => explain(&rule, out),
         Some(Command::Facts(args)) => {
@@ -398,6 +418,7 @@ fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         sources: &sources,
         inputs: &inputs,
         failed_inputs: &failed_inputs,
+        images: &[],
     };
     print_report(&args.report, &resolved.engine, &findings, out)?;
     Ok(if !failed_inputs.is_empty() {
@@ -413,6 +434,8 @@ struct Findings<'a> {
     sources: &'a [SourceFile],
     inputs: &'a [String],
     failed_inputs: &'a [FailedInput],
+    /// What was read of each image linted (none for Dockerfiles).
+    images: &'a [crate::image::summary::ImageSummary],
 }
 
 /// Render `findings` as `args` asks, with the rules `engine` knows and the
@@ -434,6 +457,9 @@ fn print_report(
         for notice in &notices {
             eprintln!("cudalint: warning: {notice}");
         }
+        for summary in findings.images {
+            crate::image::summary::write_text(summary, out)?;
+        }
     }
     let report = Report {
         diagnostics: findings.diagnostics,
@@ -445,6 +471,7 @@ fn print_report(
         show_sources: args.show_sources,
         doc_url_base: options.settings.doc_url_base.as_deref(),
         notices: &notices,
+        images: findings.images,
     };
     render::render(args.format, &report, out, use_color(args.color))?;
     Ok(())
@@ -484,12 +511,67 @@ fn build(mut args: BuildArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         sources: &outcome.sources,
         inputs: &outcome.inputs,
         failed_inputs: &outcome.failed_inputs,
+        images: &outcome.images,
     };
     print_report(&args.report, &resolved.engine, &findings, out)?;
     Ok(if !outcome.failed_inputs.is_empty() {
         ExitCode::from(EXIT_ERROR)
     } else {
         exit_for(&outcome.diagnostics, resolved.threshold)
+    })
+}
+
+fn image(args: ImageCommandArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let resolved = resolve(&args.common, args.failure_threshold)?;
+    let run = crate::image::command::lint_images(&args.image, &resolved.engine)?;
+    let mut diagnostics: Vec<Diagnostic> = run
+        .linted
+        .iter()
+        .flat_map(|linted| linted.diagnostics.iter().cloned())
+        .collect();
+    engine::sort_diagnostics(&mut diagnostics);
+    let summaries: Vec<_> = run
+        .linted
+        .iter()
+        .map(|linted| linted.summary.clone())
+        .collect();
+    let inputs: Vec<String> = summaries
+        .iter()
+        .map(|summary| summary.reference.clone())
+        .collect();
+    let sources: Vec<SourceFile> = run.dockerfile.into_iter().collect();
+    let options = resolved.engine.options();
+    let notices: Vec<String> = crate::knowledge::freshness::stale_notice(
+        &options.knowledge,
+        crate::knowledge::clock::today(),
+    )
+    .into_iter()
+    .collect();
+    if args.format == Format::Text {
+        for notice in &notices {
+            eprintln!("cudalint: warning: {notice}");
+        }
+        for summary in &summaries {
+            crate::image::summary::write_text(summary, out)?;
+        }
+    }
+    let report = Report {
+        diagnostics: &diagnostics,
+        rules: resolved.engine.rule_metas(),
+        sources: &sources,
+        inputs: &inputs,
+        failed_inputs: &run.failed,
+        tool_version: env!("CARGO_PKG_VERSION"),
+        show_sources: args.show_sources,
+        doc_url_base: options.settings.doc_url_base.as_deref(),
+        notices: &notices,
+        images: &summaries,
+    };
+    render::render(args.format, &report, out, use_color(args.color))?;
+    Ok(if !run.failed.is_empty() {
+        ExitCode::from(EXIT_ERROR)
+    } else {
+        exit_for(&diagnostics, resolved.threshold)
     })
 }
 

@@ -37,6 +37,41 @@ pub struct Settings {
     /// Where the team hosts the rule docs (`doc-url-base`); findings link
     /// to `<base>/<CODE>.md`. None by default: no link rather than a dead one.
     pub doc_url_base: Option<String>,
+    /// Thresholds of the image rules (`[image]`).
+    pub image: ImageSettings,
+}
+
+/// `[image]`: when wasted layer bytes are worth a finding (CU212), as dive's `.dive-ci` gates.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ImageSettings {
+    /// A layer whose added bytes a later layer deletes or overwrites is reported from this many
+    /// wasted bytes on (dive's `highestWastedBytes`, per layer).
+    #[serde(default = "ImageSettings::default_wasted_bytes")]
+    pub wasted_bytes: u64,
+    /// The whole image is reported when its wasted bytes reach this share of its bytes
+    /// (dive's `highestUserWastedPercent`, 0.0 to 1.0).
+    #[serde(default = "ImageSettings::default_wasted_share")]
+    pub wasted_share: f64,
+}
+
+impl ImageSettings {
+    fn default_wasted_bytes() -> u64 {
+        1_000_000
+    }
+
+    fn default_wasted_share() -> f64 {
+        0.1
+    }
+}
+
+impl Default for ImageSettings {
+    fn default() -> Self {
+        ImageSettings {
+            wasted_bytes: Self::default_wasted_bytes(),
+            wasted_share: Self::default_wasted_share(),
+        }
+    }
 }
 
 /// The lowest severity that makes `cudalint` exit with status 1.
@@ -138,6 +173,7 @@ struct RawConfig {
     #[serde(default)]
     targets: Vec<String>,
     doc_url_base: Option<String>,
+    image: Option<Spanned<ImageSettings>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -233,6 +269,19 @@ pub fn parse(text: &str, path: &Path, rules: &[&'static RuleMeta]) -> Result<Con
         severity.insert(code, level);
     }
 
+    let image = match raw.image {
+        Some(image) => {
+            let share = image.get_ref().wasted_share;
+            if !(0.0..=1.0).contains(&share) {
+                return Err(invalid(
+                    image.span().start,
+                    format!("[image] wasted-share must be between 0.0 and 1.0, got {share}"),
+                ));
+            }
+            image.into_inner()
+        }
+        None => ImageSettings::default(),
+    };
     let base_dir = path.parent().unwrap_or_else(|| Path::new(""));
     Ok(Config {
         path: Some(path.to_path_buf()),
@@ -249,6 +298,7 @@ pub fn parse(text: &str, path: &Path, rules: &[&'static RuleMeta]) -> Result<Con
             knowledge_files: raw.knowledge.iter().map(|f| base_dir.join(f)).collect(),
             targets: raw.targets,
             doc_url_base: raw.doc_url_base,
+            image,
         },
     })
 }

@@ -110,6 +110,21 @@ pub struct Diagnostic {
     /// `--show-sources`; JSON and SARIF always carry them.
     pub sources: Vec<String>,
     pub fix: Option<Fix>,
+    /// Other places that explain the finding: for an image finding read with `--dockerfile`, the
+    /// instruction that made its layer.
+    pub related: Vec<Related>,
+}
+
+/// A place in a text source that explains a finding made elsewhere.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct Related {
+    /// The file, as the user named it.
+    pub origin: String,
+    pub span: Span,
+    pub start: LineCol,
+    pub end: LineCol,
+    /// What the place is (`layer 3 was made by this instruction`).
+    pub message: String,
 }
 
 impl Diagnostic {
@@ -130,6 +145,7 @@ impl Diagnostic {
             notes: Vec::new(),
             sources: Vec::new(),
             fix: None,
+            related: Vec::new(),
         }
     }
 

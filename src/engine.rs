@@ -9,11 +9,13 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
 use crate::checks::dockerfile::{cu001_syntax_error, cu005_unknown_rule_in_suppression, RULES};
+use crate::checks::image::{ImageContext, RULES as IMAGE_RULES};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::config::{RuleSelection, Settings};
 use crate::diagnostic::{Diagnostic, Location, Severity};
 use crate::dockerfile::ast::{Dockerfile, ParseError};
 use crate::dockerfile::model::BuildOptions;
+use crate::image::scan::ScannedImage;
 use crate::knowledge::Knowledge;
 use crate::source::{SourceFile, Span};
 use crate::suppress::Suppressions;
@@ -128,6 +130,7 @@ pub struct Engine {
 pub fn all_rule_metas() -> Vec<&'static RuleMeta> {
     std::iter::once(&INTERNAL_ERROR)
         .chain(RULES.iter().map(|rule| rule.meta()))
+        .chain(IMAGE_RULES.iter().map(|rule| rule.meta()))
         .collect()
 }
 
@@ -141,6 +144,7 @@ impl Engine {
     pub fn with_rules(options: EngineOptions, rules: Vec<&'static dyn DockerfileRule>) -> Self {
         let mut metas: Vec<&'static RuleMeta> = vec![&INTERNAL_ERROR];
         metas.extend(rules.iter().map(|rule| rule.meta()));
+        metas.extend(IMAGE_RULES.iter().map(|rule| rule.meta()));
         // CU001 and CU005 are made by the engine itself, so they must be
         // known even to an engine built with a custom rule list.
         for meta in [
@@ -190,6 +194,41 @@ impl Engine {
     /// re-graded, located and sorted.
     pub fn lint_source(&self, source: &SourceFile) -> Vec<Diagnostic> {
         self.lint_parsed(source, crate::dockerfile::parse_syntax(&source.text))
+    }
+
+    /// Run every enabled image rule over a scanned image; findings come back final: selected,
+    /// re-graded, named after the image and sorted. (Images have no inline suppressions; the
+    /// configuration's rule selection applies.)
+    pub fn lint_image(&self, image: &ScannedImage) -> Vec<Diagnostic> {
+        let ctx = ImageContext {
+            image,
+            knowledge: &self.options.knowledge,
+            content: crate::knowledge::image_content::ImageContent::embedded(),
+            settings: &self.options.settings,
+        };
+        let mut raw = Vec::new();
+        for rule in IMAGE_RULES {
+            if self.options.selection.is_enabled(rule.meta().code) {
+                guarded(
+                    rule.meta(),
+                    "image",
+                    |found| rule.check(&ctx, found),
+                    &mut raw,
+                );
+            }
+        }
+        let selection = &self.options.selection;
+        let mut findings: Vec<Diagnostic> = raw
+            .into_iter()
+            .filter(|d| d.code == INTERNAL_ERROR.code || selection.is_enabled(d.code))
+            .map(|mut d| {
+                d.severity = selection.severity_of(d.code, d.severity);
+                d.origin = image.reference().to_owned();
+                d
+            })
+            .collect();
+        sort_diagnostics(&mut findings);
+        findings
     }
 
     /// A file BuildKit's parser rejects is one CU001 and nothing else: there
@@ -293,8 +332,19 @@ pub fn sort_diagnostics(findings: &mut [Diagnostic]) {
 /// Run one rule, turning a panic into a finding so that a bug in one rule
 /// neither kills the run nor silently drops the file's other findings.
 fn run_rule(rule: &dyn DockerfileRule, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+    guarded(rule.meta(), "file", |found| rule.check(ctx, found), out);
+}
+
+/// Runs `check` (one rule over one input) and keeps its findings; a panic becomes one CU000 that
+/// names the rule and says that its findings for this `input` (a file, an image) are missing.
+fn guarded(
+    meta: &RuleMeta,
+    input: &str,
+    check: impl FnOnce(&mut Vec<Diagnostic>),
+    out: &mut Vec<Diagnostic>,
+) {
     let mut found = Vec::new();
-    let outcome = panic::catch_unwind(AssertUnwindSafe(|| rule.check(ctx, &mut found)));
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| check(&mut found)));
     match outcome {
         Ok(()) => out.append(&mut found),
         Err(payload) => {
@@ -303,16 +353,17 @@ fn run_rule(rule: &dyn DockerfileRule, ctx: &DockerfileContext<'_>, out: &mut Ve
                 .map(|s| s.to_string())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "unknown panic".to_string());
-            let meta = rule.meta();
             let mut crash = Diagnostic::at(
                 &INTERNAL_ERROR,
                 Span::default(),
                 format!(
-                    "rule {} ({}) crashed: {reason}; its findings for this file are missing",
+                    "rule {} ({}) crashed: {reason}; its findings for this {input} are missing",
                     meta.code, meta.name
                 ),
             )
-            .with_help("please report this bug with the Dockerfile that triggers it");
+            .with_help(format!(
+                "please report this bug with the {input} that triggers it"
+            ));
             crash.location = Location::File;
             out.push(crash);
         }

@@ -30,6 +30,7 @@ fn parts_dir() -> PathBuf {
 }
 
 const BUSYBOX: (&str, &str) = ("bin/busybox", "bin/busybox");
+const LIBC6: (&str, &str) = ("debs/libc6", "libc6");
 const CUDA_RUNTIME: (&str, &str) = (
     "wheels/nvidia_cuda_runtime_cu12/nvidia/cuda_runtime",
     "cuda_runtime",
@@ -449,7 +450,58 @@ fn sarif_is_one_run_for_the_dockerfile_and_the_image() {
             .any(|result| result["ruleId"] == "CU124"),
         "{sarif}"
     );
+    // The image's devel content, located in the image and linked to the COPY lines (5 and 6)
+    // whose layers added it.
+    let image_results: Vec<&serde_json::Value> = results
+        .iter()
+        .filter(|result| result["ruleId"] == "CU210")
+        .collect();
+    assert!(!image_results.is_empty(), "{sarif}");
+    for result in &image_results {
+        let package = &result["locations"][0]["logicalLocations"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|location| location["kind"] == "package")
+            .unwrap_or_else(|| panic!("no image in {result}"))["name"];
+        assert_eq!(package, &format!("docker-daemon:{}", tag.name));
+        let related = &result["relatedLocations"][0]["physicalLocation"];
+        assert_eq!(related["artifactLocation"]["uri"], "context/Dockerfile");
+        let line = related["region"]["startLine"].as_u64().unwrap();
+        assert!(line == 5 || line == 6, "{result}");
+    }
     assert_eq!(runs[0]["invocations"][0]["executionSuccessful"], true);
+}
+
+/// The README's path for a newcomer: a CI build of an image that ships CUDA devel content the
+/// Dockerfile cannot show is blocked by the image rules, and the image stays tagged for a look.
+#[test]
+fn a_ci_build_of_a_devel_in_final_image_is_blocked() {
+    let Some(env) = ImageEnv::get("a_ci_build_of_a_devel_in_final_image_is_blocked") else {
+        return;
+    };
+    let dir = context("devel-in-final", &[BUSYBOX, LIBC6, CUDA_RUNTIME]);
+    let tag = Tag::new(&env, "devel-in-final");
+    let output = cudalint(&env, &dir.0, &["build", "-t", &tag.name, "context"]);
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    let report = stdout(&output);
+    assert!(report.contains("warning[CU210]"), "{report}");
+    // Linked to the COPY that brought the toolkit in.
+    assert!(
+        report.contains("made by: context/Dockerfile:9:1"),
+        "{report}"
+    );
+    // Only the image is at fault: the Dockerfile alone is clean.
+    assert!(!report.contains(" --> context/Dockerfile"), "{report}");
+    assert!(image_exists(&env, &tag.name));
+
+    // The rule selection covers the image rules too.
+    let output = cudalint(
+        &env,
+        &dir.0,
+        &["build", "--ignore", "CU210", "-t", &tag.name, "context"],
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
 }
 
 #[test]

@@ -20,8 +20,9 @@ fn image_json(env: &ImageEnv, reference: &str) -> Value {
         .env("DOCKER_HOST", &env.docker_host)
         .output()
         .expect("cudalint runs");
+    // 1: the image rules found something (the torch fixtures are made to); 2 would be a failure.
     assert!(
-        output.status.success(),
+        matches!(output.status.code(), Some(0 | 1)),
         "{reference}: {}",
         String::from_utf8_lossy(&output.stderr)
     );

@@ -7,7 +7,8 @@
 //!    ([`context`], honouring `.dockerignore` with Docker's semantics, [`dockerignore`]), the
 //!    engine's output copied live to stderr, its error text the message when the build fails
 //!    ([`engine`]).
-//! 3. Inspect the built image with the image rules; the report covers the Dockerfile and the image.
+//! 3. Inspect the built image with the image rules (`crate::image::lint`), each image finding linked
+//!    to the instruction that made its layer; the report covers the Dockerfile and the image.
 //!
 //! The command line (`cli.rs`) resolves configuration and prints the [`Outcome`]; the exit status
 //! is `lint`'s: 0 clean, 1 findings at or above the threshold, 2 could not build. The image stays
@@ -25,6 +26,7 @@ use anyhow::{bail, Context};
 use crate::config::FailureThreshold;
 use crate::diagnostic::Diagnostic;
 use crate::engine::{Engine, Input};
+use crate::image::summary::ImageSummary;
 use crate::render::FailedInput;
 use crate::source::SourceFile;
 
@@ -123,6 +125,8 @@ pub struct Outcome {
     pub image_id: Option<String>,
     /// Lint findings reached the threshold, so nothing was built.
     pub stopped_before_build: bool,
+    /// What was read of the built image (layers, CUDA inventory, size breakdown).
+    pub images: Vec<ImageSummary>,
 }
 
 /// The options of one `cudalint build` run besides the Dockerfile and the engine.
@@ -178,18 +182,37 @@ pub fn run(
         Some(tag) => tag.clone(),
         None => format!("the image of {}", plan.dockerfile_name),
     };
-    match client.build(&context, &options.request, options.log) {
-        Ok(id) => {
-            outcome
-                .inputs
-                .push(options.request.tag.clone().unwrap_or_else(|| id.clone()));
-            outcome.image_id = Some(id);
+    let id = match client.build(&context, &options.request, options.log) {
+        Ok(id) => id,
+        Err(error) => {
+            outcome.failed_inputs.push(FailedInput {
+                name: image_name,
+                message: format!("{error:#}"),
+            });
+            return Ok(outcome);
+        }
+    };
+
+    // The image just built, from the engine that built it: by its tag (what the user reads in the
+    // report), else by its ID; `docker-daemon:` so that a file named like the tag is never read
+    // instead.
+    let reference = format!(
+        "docker-daemon:{}",
+        options.request.tag.as_deref().unwrap_or(&id)
+    );
+    writeln!(options.log, "cudalint: checking the image {reference}")?;
+    match crate::image::lint::scan_and_lint(&reference, lint_engine, outcome.sources.first()) {
+        Ok(linted) => {
+            outcome.inputs.push(linted.summary.reference.clone());
+            outcome.diagnostics.extend(linted.diagnostics);
+            outcome.images.push(linted.summary);
         }
         Err(error) => outcome.failed_inputs.push(FailedInput {
-            name: image_name,
-            message: format!("{error:#}"),
+            name: reference,
+            message: format!("built, but cannot be checked: {error:#}"),
         }),
     }
+    outcome.image_id = Some(id);
     Ok(outcome)
 }
 

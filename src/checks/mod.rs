@@ -5,6 +5,7 @@
 //! suppressions and sorting happen once, in the engine.
 
 pub mod dockerfile;
+pub mod image;
 
 use crate::config::Settings;
 use crate::diagnostic::{Diagnostic, Severity};

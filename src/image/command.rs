@@ -1,24 +1,18 @@
-//! `cudalint image REF…`: reads each image and prints its layers (bytes added, bytes wasted, the
-//! history line that made each) and totals, as text or JSON. Image rules plug in on the
-//! [`ImageReport`] later.
+//! `cudalint image REF…`: reads each image (progress on a TTY), lints it with the image rules, and
+//! hands the findings and summaries to the CLI, which renders them in any output format. An image
+//! that cannot be read is a failed input (exit 2); the others are still reported.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Args, ValueEnum};
-use serde_json::json;
+use clap::Args;
 
-use super::facts::FsView;
-use super::report::ImageReport;
-use super::source::{ImageSource, LoadOptions, Platform};
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ImageFormat {
-    Text,
-    Json,
-}
+use super::lint::{load_and_lint, platform_of, ImageLinted};
+use super::source::LoadOptions;
+use crate::engine::Engine;
+use crate::render::FailedInput;
+use crate::source::SourceFile;
 
 #[derive(Debug, Args)]
 pub struct ImageArgs {
@@ -26,20 +20,27 @@ pub struct ImageArgs {
     /// docker-daemon:NAME, a path (tar or directory), or an image name or ID in the Docker engine.
     #[arg(value_name = "REF", required = true)]
     pub refs: Vec<String>,
-    #[arg(long, value_enum, default_value_t = ImageFormat::Text)]
-    pub format: ImageFormat,
-    /// Platform to pick from a multi-platform index, as os/arch[/variant] [default: this host's].
-    #[arg(long, value_name = "OS/ARCH")]
-    pub platform: Option<String>,
     /// Image config JSON for a rootfs: source (env, labels, history).
     #[arg(long, value_name = "FILE")]
     pub image_config: Option<PathBuf>,
+    /// The Dockerfile the image was built from: findings also point at the instruction that made
+    /// their layer (with --build-arg/--target as the build used).
+    #[arg(long, value_name = "FILE")]
+    pub dockerfile: Option<PathBuf>,
     /// Do not read or write the layer cache.
     #[arg(long)]
     pub no_cache: bool,
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// What reading and linting the images gave.
+pub struct ImageRun {
+    pub linted: Vec<ImageLinted>,
+    pub failed: Vec<FailedInput>,
+    /// The `--dockerfile`, for snippets of related locations.
+    pub dockerfile: Option<SourceFile>,
 }
 
 static PROGRESS: std::sync::OnceLock<indicatif::ProgressBar> = std::sync::OnceLock::new();
@@ -50,127 +51,51 @@ fn layer_done(_bytes: u64) {
     }
 }
 
-/// Runs `cudalint image`.
-pub fn run(args: ImageArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let platform = args.platform.as_deref().map(Platform::parse).transpose()?;
+/// Reads and lints every image `args` names.
+pub fn lint_images(args: &ImageArgs, engine: &Engine) -> anyhow::Result<ImageRun> {
+    let dockerfile = match &args.dockerfile {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--dockerfile: cannot read {}", path.display()))?;
+            Some(SourceFile::new(path.display().to_string(), text))
+        }
+        None => None,
+    };
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
     let options = LoadOptions {
-        platform,
+        platform: platform_of(engine),
         image_config: args.image_config.clone(),
         on_layer: show_progress.then_some(layer_done as fn(u64)),
     };
-    let mut reports = Vec::new();
+    let mut run = ImageRun {
+        linted: Vec::new(),
+        failed: Vec::new(),
+        dockerfile,
+    };
     for reference in &args.refs {
-        let source = ImageSource::parse(reference)?;
         if show_progress {
             let bar = PROGRESS
                 .get_or_init(|| indicatif::ProgressBar::new_spinner().with_message("layers read"));
             bar.reset();
         }
-        let image = source
-            .load(&options)
-            .with_context(|| format!("cannot read image {reference}"))?;
+        let outcome = load_and_lint(reference, &options, engine, run.dockerfile.as_ref());
         if let Some(bar) = PROGRESS.get() {
             bar.finish_and_clear();
         }
-        reports.push(ImageReport::build(reference, image));
-    }
-    match args.format {
-        ImageFormat::Text => {
-            for report in &reports {
-                write_text(report, out)?;
+        match outcome {
+            Ok(linted) => run.linted.push(linted),
+            Err(error) => {
+                let message = format!("{error:#}");
+                eprintln!("cudalint: error: {message}");
+                let prefix = format!("cannot read image {reference}: ");
+                run.failed.push(FailedInput {
+                    name: reference.clone(),
+                    message: message.strip_prefix(&prefix).unwrap_or(&message).to_owned(),
+                });
             }
         }
-        ImageFormat::Json => {
-            let images: Vec<_> = reports.iter().map(to_json).collect();
-            serde_json::to_writer_pretty(&mut *out, &json!({ "images": images }))?;
-            writeln!(out)?;
-        }
     }
-    Ok(ExitCode::SUCCESS)
-}
-
-fn to_json(report: &ImageReport) -> serde_json::Value {
-    let inventory =
-        super::inventory::inventory(&report.fs, &report.config.env, &report.config.labels);
-    let unresolved = super::linkage::unresolved_needs(
-        &report.fs,
-        &report.config.env,
-        report.config.working_dir.as_deref(),
-    );
-    json!({
-        "inventory": inventory,
-        "unresolved_libraries": unresolved,
-        "reference": report.reference,
-        "config": report.config,
-        "layers": report.layers,
-        "files": report.fs.walk().filter(|(_, node)| node.kind == super::facts::NodeKind::File).count(),
-        "bytes_added": report.bytes_added(),
-        "bytes_wasted": report.bytes_wasted(),
-        "dead_copies": report.fs.dead_copies(),
-    })
-}
-
-fn write_text(report: &ImageReport, out: &mut dyn Write) -> anyhow::Result<()> {
-    writeln!(out, "{}", report.reference)?;
-    writeln!(
-        out,
-        "{:>5}  {:>10}  {:>10}  {:>7}  created by",
-        "layer", "added", "wasted", "files"
-    )?;
-    for layer in &report.layers {
-        let created_by = layer.created_by.as_deref().unwrap_or("").replace('\n', " ");
-        let created_by: String = created_by.chars().take(80).collect();
-        writeln!(
-            out,
-            "{:>5}  {:>10}  {:>10}  {:>7}  {}",
-            layer.index + 1,
-            human_bytes(layer.usage.bytes_added),
-            human_bytes(layer.usage.bytes_wasted),
-            layer.usage.files_added,
-            created_by
-        )?;
-        for name in &layer.clamped_names {
-            writeln!(
-                out,
-                "       note: entry {name:?} points outside the root; read as inside it"
-            )?;
-        }
-    }
-    writeln!(
-        out,
-        "total  {:>10}  {:>10}  {} layers\n",
-        human_bytes(report.bytes_added()),
-        human_bytes(report.bytes_wasted()),
-        report.layers.len()
-    )?;
-    let inventory =
-        super::inventory::inventory(&report.fs, &report.config.env, &report.config.labels);
-    write!(out, "{}", super::inventory::render_text(&inventory))?;
-    let unresolved = super::linkage::unresolved_needs(
-        &report.fs,
-        &report.config.env,
-        report.config.working_dir.as_deref(),
-    );
-    if unresolved.is_empty() {
-        writeln!(
-            out,
-            "shared libraries: every DT_NEEDED resolves in the image or from the host driver\n"
-        )?;
-    } else {
-        writeln!(out, "shared libraries the loader cannot find:")?;
-        for need in &unresolved {
-            writeln!(
-                out,
-                "  {} needs {} (layer {})",
-                need.object,
-                need.needed,
-                need.layer + 1
-            )?;
-        }
-        writeln!(out)?;
-    }
-    Ok(())
+    Ok(run)
 }
 
 /// `1.5 GB`, `12 kB`, `512 B` (decimal units, as docker prints them).

@@ -113,6 +113,16 @@ impl MergedFs {
         &self.dead
     }
 
+    /// Every live regular file with whether it owns its bytes (false for a hard link to an earlier
+    /// path, whose bytes are counted once, at the path that owns them), sorted by path.
+    pub fn files_with_ownership(&self) -> impl Iterator<Item = (&str, &Node, bool)> + '_ {
+        self.sorted_slots().iter().filter_map(|&slot| {
+            let entry = &self.slots[slot as usize];
+            (entry.node.kind == NodeKind::File)
+                .then(|| (self.path_of(slot), &entry.node, entry.owns_bytes))
+        })
+    }
+
     /// Live paths (files, directories, links), the root excluded.
     pub fn len(&self) -> usize {
         self.slots.iter().skip(1).filter(|slot| slot.live).count()

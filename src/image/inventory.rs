@@ -21,6 +21,16 @@ const LIBRARY_FAMILIES: &[(&str, LibraryFamily)] = &[
     ("libcublasLt", LibraryFamily::Cublas),
 ];
 
+/// The pip distribution that ships each family, by a part of its name (`nvidia-cuda-runtime-cu12`,
+/// `nvidia-cuda-runtime` for CUDA 13), as the nvidia-* wheels on PyPI are named.
+const PIP_DISTRIBUTIONS: &[(LibraryFamily, &str)] = &[
+    (LibraryFamily::CudaRuntime, "nvidia-cuda-runtime"),
+    (LibraryFamily::Cupti, "nvidia-cuda-cupti"),
+    (LibraryFamily::Cudnn, "nvidia-cudnn"),
+    (LibraryFamily::Nccl, "nvidia-nccl"),
+    (LibraryFamily::Cublas, "nvidia-cublas"),
+];
+
 /// Which CUDA library a file is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -42,6 +52,11 @@ pub struct CudaLibrary {
     pub version: Option<String>,
     /// Inside a pip package (`…/site-packages/nvidia/…`) rather than a system directory.
     pub pip: bool,
+    /// The library's own version to at least major.minor: from the file name
+    /// (`libcudart.so.11.8.89`), or, for a pip library named by its SONAME only, from the
+    /// `nvidia-*` distribution beside it (`nvidia-cuda-runtime-cu12 12.9.79`); `None` when neither
+    /// says more than the major.
+    pub release: Option<String>,
     pub size: u64,
 }
 
@@ -121,6 +136,11 @@ pub fn inventory<F: FsView + ?Sized>(
                     .split_once(".so.")
                     .map(|(_, version)| version.to_owned()),
                 pip: path.contains("-packages/nvidia/"),
+                release: name
+                    .split_once(".so.")
+                    .map(|(_, version)| version)
+                    .filter(|version| version.contains('.'))
+                    .map(str::to_owned),
                 size: node.size,
             });
             continue;
@@ -156,6 +176,11 @@ pub fn inventory<F: FsView + ?Sized>(
             });
         }
     }
+    for library in &mut found.libraries {
+        if library.release.is_none() && library.pip {
+            library.release = pip_release(library, &found.nvidia_packages);
+        }
+    }
     for entry in env {
         if let Some((key, value)) = entry.split_once('=') {
             if key.starts_with("NVIDIA_") || key == "CUDA_VERSION" {
@@ -169,6 +194,26 @@ pub fn inventory<F: FsView + ?Sized>(
         }
     }
     found
+}
+
+/// The version of the `nvidia-*` distribution that ships a pip library, found in the same
+/// site-packages directory.
+fn pip_release(library: &CudaLibrary, packages: &[PythonPackage]) -> Option<String> {
+    let site = &library.path[..library.path.find("/nvidia/")?];
+    let (_, wanted) = PIP_DISTRIBUTIONS
+        .iter()
+        .find(|(family, _)| *family == library.family)?;
+    packages
+        .iter()
+        .filter(|package| package.path.rsplit_once('/').map(|(dir, _)| dir) == Some(site))
+        .find(|package| {
+            let name = package.name.to_ascii_lowercase().replace('_', "-");
+            name == *wanted
+                || name
+                    .strip_prefix(wanted)
+                    .is_some_and(|rest| rest.starts_with("-cu"))
+        })
+        .map(|package| package.version.clone())
 }
 
 fn library_family(name: &str) -> Option<LibraryFamily> {

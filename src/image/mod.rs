@@ -8,9 +8,15 @@
 //! text files (ld.so.conf, version.json, dist-info METADATA). Nothing is extracted to disk. The loader
 //! model (`ldso.rs`) then resolves DT_NEEDED inside the merged tree and the inventory (`inventory.rs`)
 //! lists the CUDA content. `facts.rs` is the contract between those parts.
+//!
+//! For the rules: `scan.rs` indexes an image once (inventory, unresolved libraries, and `content.rs`:
+//! what the bytes are and the size breakdown), `lint.rs` runs the image rules (`checks/image/`)
+//! through the engine, `provenance.rs` pairs layers with the Dockerfile instructions that made them,
+//! and `summary.rs` keeps what the report shows besides findings. `command.rs` is `cudalint image`.
 
 pub mod command;
 pub mod config;
+pub mod content;
 pub mod elf;
 pub mod facts;
 pub mod fs;
@@ -18,6 +24,10 @@ pub mod inventory;
 pub mod layer;
 pub mod ldso;
 pub mod linkage;
+pub mod lint;
 pub mod probe;
+pub mod provenance;
 pub mod report;
+pub mod scan;
 pub mod source;
+pub mod summary;

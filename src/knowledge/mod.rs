@@ -29,6 +29,7 @@ pub mod clock;
 pub mod cupti;
 pub mod freshness;
 pub mod host_libraries;
+pub mod image_content;
 pub mod images;
 pub mod packages;
 pub mod toolkits;

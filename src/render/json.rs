@@ -18,10 +18,13 @@
 //!       "offset", "end_offset": byte range in the source, or null,
 //!       "layer", "path": the image layer and path, or null
 //!     },
+//!     "related": [ { "origin": "Dockerfile", "line", "column", "end_line", "end_column",
+//!                    "message": "layer 3 was made by this instruction" } ],
 //!     "fix": { "description": "…", "safety": "safe" | "unsafe",
 //!              "edits": [ { "start": byte, "end": byte, "replacement": "…" } ] } | null
 //!   } ],
 //!   "failed_inputs": [ { "name": "missing.Dockerfile", "message": "…" } ],
+//!   "images": [ { "reference", "layers", "inventory", "breakdown", … } ],  // `cudalint image`
 //!   "summary": { "findings", "error", "warning", "info", "style", "fixable", "inputs": counts }
 //! }
 //! ```
@@ -51,6 +54,8 @@ struct Document<'a> {
     tool: Tool<'a>,
     findings: Vec<Finding<'a>>,
     failed_inputs: Vec<JsonFailedInput<'a>>,
+    /// What was read of each image (empty for Dockerfiles).
+    images: &'a [crate::image::summary::ImageSummary],
     summary: Summary,
 }
 
@@ -81,6 +86,17 @@ struct Finding<'a> {
     doc_url: Option<String>,
     location: JsonLocation<'a>,
     fix: Option<JsonFix<'a>>,
+    related: Vec<JsonRelated<'a>>,
+}
+
+#[derive(Serialize)]
+struct JsonRelated<'a> {
+    origin: &'a str,
+    line: usize,
+    column: usize,
+    end_line: usize,
+    end_column: usize,
+    message: &'a str,
 }
 
 #[derive(Serialize)]
@@ -143,6 +159,7 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
                 message: &failed.message,
             })
             .collect(),
+        images: report.images,
         summary: Summary {
             findings: tally.total,
             error: tally.error,
@@ -170,6 +187,18 @@ fn finding<'a>(report: &Report<'a>, diag: &'a Diagnostic) -> Finding<'a> {
         origin: &diag.origin,
         doc_url: rule.and_then(|meta| rule_doc_url(report.doc_url_base, meta.code)),
         location: location(report, diag),
+        related: diag
+            .related
+            .iter()
+            .map(|related| JsonRelated {
+                origin: &related.origin,
+                line: related.start.line,
+                column: related.start.column,
+                end_line: related.end.line,
+                end_column: related.end.column,
+                message: &related.message,
+            })
+            .collect(),
         fix: diag.fix.as_ref().map(|fix| JsonFix {
             description: &fix.description,
             safety: fix.safety,

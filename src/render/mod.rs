@@ -55,6 +55,9 @@ pub struct Report<'a> {
     /// Run-level notices (the built-in knowledge is old): SARIF
     /// notifications, JSON `notices`; text prints them on stderr itself.
     pub notices: &'a [String],
+    /// What was read of each image (layers, CUDA inventory, size breakdown), for formats that show
+    /// more than findings (text, JSON, HTML); empty for Dockerfiles.
+    pub images: &'a [crate::image::summary::ImageSummary],
 }
 
 /// An input that could not be linted, and why.

@@ -165,6 +165,29 @@ fn result(report: &Report<'_>, diag: &Diagnostic) -> Value {
     result.insert("level".into(), level(diag.severity).into());
     result.insert("message".into(), json!({ "text": diag.message }));
     result.insert("locations".into(), json!([location(report, diag)]));
+    if !diag.related.is_empty() {
+        let related: Vec<Value> = diag
+            .related
+            .iter()
+            .enumerate()
+            .map(|(id, related)| {
+                json!({
+                    "id": id,
+                    "message": { "text": related.message },
+                    "physicalLocation": {
+                        "artifactLocation": { "uri": path_to_uri(&related.origin) },
+                        "region": {
+                            "startLine": related.start.line,
+                            "startColumn": related.start.column,
+                            "endLine": related.end.line,
+                            "endColumn": related.end.column,
+                        },
+                    },
+                })
+            })
+            .collect();
+        result.insert("relatedLocations".into(), related.into());
+    }
     // Line-independent, so a finding keeps its identity when lines move.
     result.insert(
         "partialFingerprints".into(),
@@ -234,15 +257,23 @@ fn location(report: &Report<'_>, diag: &Diagnostic) -> Value {
                     } }),
                 );
             }
-            let name = path.as_deref().or(layer.as_deref()).unwrap_or(&diag.origin);
-            let qualified = match path {
-                Some(path) => format!("{}:{path}", diag.origin),
-                None => diag.origin.clone(),
-            };
-            location.insert(
-                "logicalLocations".into(),
-                json!([{ "name": name, "fullyQualifiedName": qualified, "kind": "resource" }]),
-            );
+            // Most specific first: the path, the layer that wrote it, the image.
+            let image = diag.origin.as_str();
+            let mut logical = Vec::new();
+            if let Some(path) = path {
+                let qualified = match layer {
+                    Some(layer) => format!("{image}@{layer}:{path}"),
+                    None => format!("{image}:{path}"),
+                };
+                logical.push(
+                    json!({ "name": path, "fullyQualifiedName": qualified, "kind": "resource" }),
+                );
+            }
+            if let Some(layer) = layer {
+                logical.push(json!({ "name": layer, "fullyQualifiedName": format!("{image}@{layer}"), "kind": "module" }));
+            }
+            logical.push(json!({ "name": image, "fullyQualifiedName": image, "kind": "package" }));
+            location.insert("logicalLocations".into(), logical.into());
             location.into()
         }
         Location::File => json!({ "physicalLocation": { "artifactLocation": artifact } }),

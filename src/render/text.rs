@@ -96,6 +96,15 @@ fn render_one(
     if let Some(help) = &diag.help {
         trailer.push(("help", help.clone()));
     }
+    for related in &diag.related {
+        trailer.push((
+            "made by",
+            format!(
+                "{}:{}:{} ({})",
+                related.origin, related.start.line, related.start.column, related.message
+            ),
+        ));
+    }
     // One note, the one a person needs to decide; the rest and the sources
     // are in `--show-sources`, JSON and SARIF.
     let notes = if report.show_sources {

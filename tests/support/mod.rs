@@ -117,6 +117,7 @@ impl Fixture {
             show_sources: false,
             doc_url_base: None,
             notices: &[],
+            images: &[],
         }
     }
 }

@@ -1,0 +1,186 @@
+//! What the image's bytes are: every live file sorted into one kind (CUDA development content by
+//! category, CUDA runtime, Python packages, base OS, other), the CUDA libraries shipped more than once,
+//! and the size breakdown the text report ends with. The kinds come from `rules/image-content.toml`
+//! ([`ImageContent`]); this module only applies them to the merged filesystem.
+//!
+//! Bytes are counted once: a hard link owns no bytes, a duplicate's extra copies count as
+//! duplicates and not in their own kind, and wasted bytes are the dead copies earlier layers still
+//! ship. So the parts of [`SizeBreakdown`] add up to the bytes the layers add.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::facts::Captured;
+use super::fs::MergedFs;
+use crate::knowledge::image_content::ImageContent;
+
+/// One file of CUDA development content.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DevelFile {
+    pub path: String,
+    pub size: u64,
+    pub layer: usize,
+    /// The category's name (`compiler`, `headers`, …).
+    pub category: String,
+}
+
+/// One copy of a CUDA library.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct LibraryCopy {
+    pub path: String,
+    pub size: u64,
+    pub layer: usize,
+}
+
+/// The same CUDA library (same SONAME) in several places.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct DuplicateGroup {
+    /// The SONAME they share (the file name when a copy has none).
+    pub soname: String,
+    /// The copy counted as the one to keep (the largest, then the first by path), then the others.
+    pub kept: LibraryCopy,
+    pub extra: Vec<LibraryCopy>,
+}
+
+impl DuplicateGroup {
+    /// Bytes saved by keeping one copy.
+    pub fn saved_bytes(&self) -> u64 {
+        self.extra.iter().map(|copy| copy.size).sum()
+    }
+}
+
+/// The image's bytes by what they are. The parts add up to `total`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct SizeBreakdown {
+    pub base_os: u64,
+    pub cuda_runtime: u64,
+    pub cuda_devel: u64,
+    pub python_packages: u64,
+    /// Extra copies of CUDA libraries shipped more than once.
+    pub duplicates: u64,
+    /// Bytes a layer added that a later layer deleted or overwrote.
+    pub wasted: u64,
+    pub other: u64,
+    pub total: u64,
+}
+
+impl SizeBreakdown {
+    /// The parts with their names, in report order (total excluded).
+    pub fn parts(&self) -> [(&'static str, u64); 7] {
+        [
+            ("base OS", self.base_os),
+            ("CUDA runtime", self.cuda_runtime),
+            ("CUDA devel content", self.cuda_devel),
+            ("Python packages", self.python_packages),
+            ("duplicates", self.duplicates),
+            ("wasted", self.wasted),
+            ("other", self.other),
+        ]
+    }
+}
+
+/// The content of an image as the image rules and the report read it.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ContentIndex {
+    pub devel: Vec<DevelFile>,
+    pub duplicates: Vec<DuplicateGroup>,
+    pub breakdown: SizeBreakdown,
+}
+
+impl ContentIndex {
+    /// Sorts every live file of `fs`.
+    /// `is_stub_dir` tells the directories of link-time stubs, which are not copies of a library.
+    pub fn build(
+        fs: &MergedFs,
+        content: &ImageContent,
+        is_stub_dir: impl Fn(&str) -> bool,
+    ) -> ContentIndex {
+        let mut index = ContentIndex::default();
+        let mut libraries: BTreeMap<String, Vec<LibraryCopy>> = BTreeMap::new();
+        let mut kinds: Vec<(String, u64, Kind)> = Vec::new();
+        for (path, node, owns_bytes) in fs.files_with_ownership() {
+            if !owns_bytes {
+                continue;
+            }
+            let name = path.rsplit('/').next().unwrap_or(path);
+            let kind = if let Some(category) = content.devel_category(path) {
+                index.devel.push(DevelFile {
+                    path: path.to_owned(),
+                    size: node.size,
+                    layer: node.layer,
+                    category: category.name.clone(),
+                });
+                Kind::Devel
+            } else if content.cuda_library_stem(name).is_some() {
+                let soname = match node.captured.as_deref() {
+                    Some(Captured::Elf(elf)) => elf.soname.clone(),
+                    _ => None,
+                };
+                // Only shared objects are loaded; a `.a` or a linker script of that name is not a copy.
+                let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
+                if matches!(node.captured.as_deref(), Some(Captured::Elf(_))) && !is_stub_dir(dir) {
+                    libraries
+                        .entry(soname.unwrap_or_else(|| name.to_owned()))
+                        .or_default()
+                        .push(LibraryCopy {
+                            path: path.to_owned(),
+                            size: node.size,
+                            layer: node.layer,
+                        });
+                }
+                Kind::CudaRuntime
+            } else if content.is_cuda_runtime_path(path) {
+                Kind::CudaRuntime
+            } else if content.is_python_package(path) {
+                Kind::Python
+            } else if content.is_base_os(path) {
+                Kind::BaseOs
+            } else {
+                Kind::Other
+            };
+            kinds.push((path.to_owned(), node.size, kind));
+        }
+        let mut extra_paths = std::collections::HashSet::new();
+        for (soname, mut copies) in libraries {
+            if copies.len() < 2 {
+                continue;
+            }
+            copies.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.path.cmp(&b.path)));
+            let kept = copies.remove(0);
+            extra_paths.extend(copies.iter().map(|copy| copy.path.clone()));
+            index.duplicates.push(DuplicateGroup {
+                soname,
+                kept,
+                extra: copies,
+            });
+        }
+        let breakdown = &mut index.breakdown;
+        for (path, size, kind) in kinds {
+            let slot = if extra_paths.contains(&path) {
+                &mut breakdown.duplicates
+            } else {
+                match kind {
+                    Kind::Devel => &mut breakdown.cuda_devel,
+                    Kind::CudaRuntime => &mut breakdown.cuda_runtime,
+                    Kind::Python => &mut breakdown.python_packages,
+                    Kind::BaseOs => &mut breakdown.base_os,
+                    Kind::Other => &mut breakdown.other,
+                }
+            };
+            *slot += size;
+        }
+        breakdown.wasted = fs.dead_copies().iter().map(|copy| copy.size).sum();
+        breakdown.total = breakdown.parts().iter().map(|(_, bytes)| bytes).sum();
+        index
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Devel,
+    CudaRuntime,
+    Python,
+    BaseOs,
+    Other,
+}

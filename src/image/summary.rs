@@ -1,0 +1,184 @@
+//! What `cudalint image` shows of an image besides its findings: the layers (bytes added and wasted,
+//! the history line that made each), the CUDA inventory, the libraries the loader cannot find, the
+//! minimum driver of each CUDA runtime, and the size breakdown. Built once from a [`ScannedImage`];
+//! the JSON and HTML formats serialise it, and [`write_text`] prints it for the text format.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::command::human_bytes;
+use super::config::ImageConfig;
+use super::content::{DuplicateGroup, SizeBreakdown};
+use super::fs::DeadCopy;
+use super::inventory::Inventory;
+use super::linkage::UnresolvedNeed;
+use super::report::LayerReport;
+use super::scan::ScannedImage;
+use crate::knowledge::{Knowledge, Version};
+
+/// The least driver a CUDA runtime in the image needs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct RuntimeDriver {
+    pub path: String,
+    /// The CUDA release (`12.9`).
+    pub cuda: String,
+    /// Its minimum Linux driver (`575.51.03`).
+    pub min_driver: String,
+    pub source: String,
+}
+
+/// Everything shown of one image.
+#[derive(Clone, Debug, Serialize)]
+pub struct ImageSummary {
+    pub reference: String,
+    pub config: ImageConfig,
+    pub layers: Vec<LayerReport>,
+    pub files: usize,
+    pub bytes_added: u64,
+    pub bytes_wasted: u64,
+    pub breakdown: SizeBreakdown,
+    /// Bytes of CUDA development content per category, in the data file's order.
+    pub devel_bytes: Vec<(String, u64)>,
+    pub duplicates: Vec<DuplicateGroup>,
+    pub dead_copies: Vec<DeadCopy>,
+    pub inventory: Inventory,
+    pub runtime_drivers: Vec<RuntimeDriver>,
+    pub unresolved_libraries: Vec<UnresolvedNeed>,
+}
+
+impl ImageSummary {
+    pub fn new(image: &ScannedImage, knowledge: &Knowledge) -> ImageSummary {
+        let content = crate::knowledge::image_content::ImageContent::embedded();
+        let devel_bytes = content
+            .devel_categories()
+            .iter()
+            .map(|category| {
+                let bytes = image
+                    .content
+                    .devel
+                    .iter()
+                    .filter(|file| file.category == category.name)
+                    .map(|file| file.size)
+                    .sum();
+                (category.name.clone(), bytes)
+            })
+            .collect();
+        let mut runtime_drivers: Vec<RuntimeDriver> = Vec::new();
+        for library in image.inventory.cuda_runtimes() {
+            let Some(cuda) = library
+                .release
+                .as_deref()
+                .and_then(Version::parse)
+                .filter(|version| version.written >= 2)
+                .map(Version::major_minor)
+            else {
+                continue;
+            };
+            if let Some(release) = knowledge.toolkits.release_for(cuda) {
+                runtime_drivers.push(RuntimeDriver {
+                    path: library.path.clone(),
+                    cuda: cuda.to_string(),
+                    min_driver: release.driver.to_string(),
+                    source: release.source.clone(),
+                });
+            }
+        }
+        let report = &image.report;
+        ImageSummary {
+            reference: report.reference.clone(),
+            config: report.config.clone(),
+            layers: report.layers.clone(),
+            files: report.fs.files_with_ownership().count(),
+            bytes_added: report.bytes_added(),
+            bytes_wasted: report.bytes_wasted(),
+            breakdown: image.content.breakdown.clone(),
+            devel_bytes,
+            duplicates: image.content.duplicates.clone(),
+            dead_copies: report.fs.dead_copies().to_vec(),
+            inventory: image.inventory.clone(),
+            runtime_drivers,
+            unresolved_libraries: image.unresolved.clone(),
+        }
+    }
+}
+
+/// The text report of one image: layers, inventory, unresolved libraries, minimum drivers, size
+/// breakdown.
+pub fn write_text(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{}", summary.reference)?;
+    writeln!(
+        out,
+        "{:>5}  {:>10}  {:>10}  {:>7}  created by",
+        "layer", "added", "wasted", "files"
+    )?;
+    for layer in &summary.layers {
+        let created_by = layer.created_by.as_deref().unwrap_or("").replace('\n', " ");
+        let created_by: String = created_by.chars().take(80).collect();
+        writeln!(
+            out,
+            "{:>5}  {:>10}  {:>10}  {:>7}  {}",
+            layer.index + 1,
+            human_bytes(layer.usage.bytes_added),
+            human_bytes(layer.usage.bytes_wasted),
+            layer.usage.files_added,
+            created_by
+        )?;
+        for name in &layer.clamped_names {
+            writeln!(
+                out,
+                "       note: entry {name:?} points outside the root; read as inside it"
+            )?;
+        }
+    }
+    writeln!(
+        out,
+        "total  {:>10}  {:>10}  {} layers, {} files\n",
+        human_bytes(summary.bytes_added),
+        human_bytes(summary.bytes_wasted),
+        summary.layers.len(),
+        summary.files
+    )?;
+    write!(out, "{}", super::inventory::render_text(&summary.inventory))?;
+    for runtime in &summary.runtime_drivers {
+        writeln!(
+            out,
+            "CUDA {} runtime needs driver >= {} ({})",
+            runtime.cuda, runtime.min_driver, runtime.path
+        )?;
+    }
+    if summary.unresolved_libraries.is_empty() {
+        writeln!(
+            out,
+            "shared libraries: every DT_NEEDED resolves in the image or from the host driver"
+        )?;
+    } else {
+        writeln!(out, "shared libraries the loader cannot find:")?;
+        for need in &summary.unresolved_libraries {
+            writeln!(
+                out,
+                "  {} needs {} (layer {})",
+                need.object,
+                need.needed,
+                need.layer + 1
+            )?;
+        }
+    }
+    writeln!(out, "\nsize breakdown:")?;
+    let total = summary.breakdown.total.max(1) as f64;
+    for (name, bytes) in summary.breakdown.parts() {
+        writeln!(
+            out,
+            "  {name:<19} {:>10}  {:>5.1}%",
+            human_bytes(bytes),
+            100.0 * bytes as f64 / total
+        )?;
+    }
+    writeln!(
+        out,
+        "  {:<19} {:>10}\n",
+        "total",
+        human_bytes(summary.breakdown.total)
+    )?;
+    Ok(())
+}
