@@ -103,11 +103,6 @@ impl Plan {
             place,
         })
     }
-
-    /// The Dockerfile as reports name it.
-    pub fn dockerfile_name(&self) -> &str {
-        &self.dockerfile_name
-    }
 }
 
 /// What `cudalint build` found, for the report and the exit status.
@@ -121,10 +116,6 @@ pub struct Outcome {
     pub inputs: Vec<String>,
     /// The build, when it failed, with the engine's message.
     pub failed_inputs: Vec<FailedInput>,
-    /// The built image's ID.
-    pub image_id: Option<String>,
-    /// Lint findings reached the threshold, so nothing was built.
-    pub stopped_before_build: bool,
     /// What was read of the built image (layers, CUDA inventory, size breakdown).
     pub images: Vec<ImageSummary>,
 }
@@ -166,7 +157,6 @@ pub fn run(
              (--no-fail-fast builds anyway)",
             plan.dockerfile_name
         )?;
-        outcome.stopped_before_build = true;
         return Ok(outcome);
     }
 
@@ -212,7 +202,6 @@ pub fn run(
             message: format!("built, but cannot be checked: {error:#}"),
         }),
     }
-    outcome.image_id = Some(id);
     Ok(outcome)
 }
 
