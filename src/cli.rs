@@ -568,6 +568,11 @@ fn image(args: ImageCommandArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode
         images: &summaries,
     };
     render::render(args.format, &report, out, use_color(args.color))?;
+    if args.format == Format::Text {
+        for summary in &summaries {
+            crate::image::summary::write_text_breakdown(summary, out)?;
+        }
+    }
     Ok(if !run.failed.is_empty() {
         ExitCode::from(EXIT_ERROR)
     } else {

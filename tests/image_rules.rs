@@ -238,3 +238,84 @@ fn rule_names_are_unique_across_dockerfile_and_image_rules() {
         }
     }
 }
+
+#[test]
+fn with_the_dockerfile_a_finding_points_at_the_instruction_that_made_its_layer() {
+    let Some(env) = ImageEnv::get("image_rules") else {
+        return;
+    };
+    let dockerfile =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/image/devel-content/Dockerfile");
+    let text = std::fs::read_to_string(&dockerfile).unwrap();
+    let line_of = |needle: &str| {
+        1 + text
+            .lines()
+            .position(|line| line.starts_with("COPY") && line.contains(needle))
+            .unwrap_or_else(|| panic!("no COPY with {needle}"))
+    };
+    let image = env.fixture("devel-content");
+    let output = Command::new(env!("CARGO_BIN_EXE_cudalint"))
+        .args([
+            "image",
+            "--quiet",
+            "--no-config",
+            "--format",
+            "json",
+            "--dockerfile",
+        ])
+        .arg(&dockerfile)
+        .arg(format!("docker-archive:{}", image.docker_archive.display()))
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&output.stdout).expect("JSON output");
+    let made_by: BTreeMap<String, Vec<u64>> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|finding| finding["code"] == "CU210")
+        .map(|finding| {
+            (
+                finding["location"]["path"].as_str().unwrap().to_owned(),
+                finding["related"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|related| related["line"].as_u64().unwrap())
+                    .collect(),
+            )
+        })
+        .collect();
+    // The headers came with the COPY of the wheel's include/, the static libraries with its lib/.
+    assert_eq!(
+        made_by.get("/usr/local/cuda-12.9/targets/x86_64-linux/include"),
+        Some(&vec![line_of("cuda_runtime/include/") as u64]),
+        "{made_by:?}"
+    );
+    assert_eq!(
+        made_by.get("/usr/local/cuda-12.9/targets/x86_64-linux/lib"),
+        Some(&vec![line_of("cuda_runtime/lib/") as u64]),
+        "{made_by:?}"
+    );
+    // Text shows it as `made by`, SARIF as a related location.
+    let sarif = Command::new(env!("CARGO_BIN_EXE_cudalint"))
+        .args([
+            "image",
+            "--quiet",
+            "--no-config",
+            "--format",
+            "sarif",
+            "--dockerfile",
+        ])
+        .arg(&dockerfile)
+        .arg(format!("docker-archive:{}", image.docker_archive.display()))
+        .output()
+        .unwrap();
+    let sarif: Value = serde_json::from_slice(&sarif.stdout).unwrap();
+    let results = sarif["runs"][0]["results"].as_array().unwrap();
+    assert!(results
+        .iter()
+        .any(
+            |result| result["relatedLocations"][0]["physicalLocation"]["region"]["startLine"]
+                == line_of("cuda_runtime/include/") as u64
+        ));
+}

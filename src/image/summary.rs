@@ -103,8 +103,8 @@ impl ImageSummary {
     }
 }
 
-/// The text report of one image: layers, inventory, unresolved libraries, minimum drivers, size
-/// breakdown.
+/// The text report of one image before its findings: layers, inventory, minimum drivers,
+/// unresolved libraries.
 pub fn write_text(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{}", summary.reference)?;
     writeln!(
@@ -164,7 +164,12 @@ pub fn write_text(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()>
             )?;
         }
     }
-    writeln!(out, "\nsize breakdown:")?;
+    writeln!(out)
+}
+
+/// The size breakdown that ends the text report of one image.
+pub fn write_text_breakdown(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "\n{}: size breakdown", summary.reference)?;
     let total = summary.breakdown.total.max(1) as f64;
     for (name, bytes) in summary.breakdown.parts() {
         writeln!(

@@ -27,6 +27,7 @@ struct Tables {
     driver: DriverFiles,
     cupti_on_demand: Vec<CuptiOnDemand>,
     cuda_runtime: PathGroup,
+    launcher_loaded: PathGroup,
     base_os: PathGroup,
     python: PathGroup,
 }
@@ -99,6 +100,8 @@ pub struct ImageContent {
     cupti_on_demand_paths: Vec<GlobSet>,
     cuda_runtime: GlobSet,
     pub cuda_runtime_source: String,
+    launcher_loaded: GlobSet,
+    pub launcher_loaded_source: String,
     base_os: GlobSet,
     base_os_excluded: GlobSet,
     pub base_os_source: String,
@@ -166,6 +169,7 @@ impl ImageContent {
         }
         need_source("driver", &tables.driver.source)?;
         need_source("cuda_runtime", &tables.cuda_runtime.source)?;
+        need_source("launcher_loaded", &tables.launcher_loaded.source)?;
         need_source("base_os", &tables.base_os.source)?;
         need_source("python", &tables.python.source)?;
         let mut cupti_on_demand_paths = Vec::new();
@@ -195,6 +199,8 @@ impl ImageContent {
             cupti_on_demand_paths,
             cuda_runtime: glob_set(&tables.cuda_runtime.globs)?,
             cuda_runtime_source: tables.cuda_runtime.source,
+            launcher_loaded: glob_set(&tables.launcher_loaded.globs)?,
+            launcher_loaded_source: tables.launcher_loaded.source,
             base_os: glob_set(&tables.base_os.globs)?,
             base_os_excluded: glob_set(&tables.base_os.exclude_globs)?,
             base_os_source: tables.base_os.source,
@@ -247,6 +253,12 @@ impl ImageContent {
     /// Whether `path` is CUDA runtime content by where it lies (the toolkit tree, the pip wheels).
     pub fn is_cuda_runtime_path(&self, path: &str) -> bool {
         self.cuda_runtime.is_match(path)
+    }
+
+    /// Whether the object at `path` is loaded by a launcher with its own search path, or picked among
+    /// alternatives by what is installed.
+    pub fn is_launcher_loaded(&self, path: &str) -> bool {
+        self.launcher_loaded.is_match(path)
     }
 
     pub fn is_base_os(&self, path: &str) -> bool {

@@ -33,7 +33,7 @@ impl ImageRule for CuptiUnresolvable {
     }
 
     fn check(&self, ctx: &ImageContext<'_>, out: &mut Vec<Diagnostic>) {
-        for need in &ctx.image.unresolved {
+        for need in super::faulty_unresolved(ctx) {
             let Some(major) = cupti_major(&need.needed) else {
                 continue;
             };

@@ -52,7 +52,7 @@ impl ImageRule for SharedLibraryUnresolvable {
 
     fn check(&self, ctx: &ImageContext<'_>, out: &mut Vec<Diagnostic>) {
         let mut missing: BTreeMap<(&str, usize), Vec<&str>> = BTreeMap::new();
-        for need in &ctx.image.unresolved {
+        for need in super::faulty_unresolved(ctx) {
             if cupti_major(&need.needed).is_some() || !cuda_related(ctx, &need.object) {
                 continue;
             }

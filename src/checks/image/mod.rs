@@ -58,6 +58,23 @@ impl ImageContext<'_> {
     }
 }
 
+/// The DT_NEEDED entries the loader cannot resolve that are faults of the image: not a name the
+/// ELF reader could not read (never reported as missing), not of an object built for another
+/// machine (never loaded here), not of an object a launcher loads with its own search path, and not
+/// a library another package of the same Python packages directory loads first.
+pub fn faulty_unresolved<'a>(
+    ctx: &'a ImageContext<'_>,
+) -> impl Iterator<Item = &'a crate::image::linkage::UnresolvedNeed> + 'a {
+    ctx.image.unresolved.iter().filter(move |need| {
+        !need.needed.is_empty()
+            && ctx.image.runs_here(&need.object)
+            && !ctx.content.is_launcher_loaded(&need.object)
+            && !ctx
+                .image
+                .provided_by_sibling_package(&need.object, &need.needed)
+    })
+}
+
 /// A check over one built image.
 pub trait ImageRule: Sync {
     fn meta(&self) -> &'static RuleMeta;
