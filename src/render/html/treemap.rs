@@ -35,7 +35,10 @@ pub(super) fn squarify(sizes: &[u64], bounds: Rect) -> Vec<Rect> {
     let mut order: Vec<usize> = (0..sizes.len()).filter(|&i| sizes[i] > 0).collect();
     order.sort_by(|&a, &b| sizes[b].cmp(&sizes[a]));
     let scale = bounds.area() / total as f64;
-    let areas: Vec<(usize, f64)> = order.iter().map(|&i| (i, sizes[i] as f64 * scale)).collect();
+    let areas: Vec<(usize, f64)> = order
+        .iter()
+        .map(|&i| (i, sizes[i] as f64 * scale))
+        .collect();
 
     let mut free = bounds;
     let mut row: Vec<(usize, f64)> = Vec::new();
@@ -135,10 +138,22 @@ mod tests {
         assert_eq!(rects.len(), sizes.len());
         for (size, rect) in sizes.iter().zip(&rects) {
             let expected = BOUNDS.area() * *size as f64 / total as f64;
-            assert!((rect.area() - expected).abs() < 1e-6 * BOUNDS.area(), "{rect:?}");
-            assert!(rect.x >= BOUNDS.x - 1e-9 && rect.y >= BOUNDS.y - 1e-9, "{rect:?}");
-            assert!(rect.x + rect.width <= BOUNDS.x + BOUNDS.width + 1e-6, "{rect:?}");
-            assert!(rect.y + rect.height <= BOUNDS.y + BOUNDS.height + 1e-6, "{rect:?}");
+            assert!(
+                (rect.area() - expected).abs() < 1e-6 * BOUNDS.area(),
+                "{rect:?}"
+            );
+            assert!(
+                rect.x >= BOUNDS.x - 1e-9 && rect.y >= BOUNDS.y - 1e-9,
+                "{rect:?}"
+            );
+            assert!(
+                rect.x + rect.width <= BOUNDS.x + BOUNDS.width + 1e-6,
+                "{rect:?}"
+            );
+            assert!(
+                rect.y + rect.height <= BOUNDS.y + BOUNDS.height + 1e-6,
+                "{rect:?}"
+            );
         }
         for (i, a) in rects.iter().enumerate() {
             for b in &rects[i + 1..] {
