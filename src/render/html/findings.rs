@@ -146,7 +146,7 @@ fn write_location(
             };
             write!(
                 html,
-                "<p class=\"where\"><code>{}</code></p>\n",
+                "<p class=\"where\"><code class=\"place\">{}</code></p>\n",
                 xml_text(&place)
             )?;
             if let Some(source) = source_of(report, &diag.origin) {
@@ -178,7 +178,7 @@ fn write_location(
         Location::Image { layer, path } => {
             html.push_str("<p class=\"where\">");
             if let Some(path) = path {
-                write!(html, "<code>{}</code>", xml_text(path))?;
+                write!(html, "<code class=\"place\">{}</code>", xml_text(path))?;
             }
             if let Some(layer) = layer {
                 let row =
@@ -212,7 +212,7 @@ fn write_location(
         Location::File => {
             write!(
                 html,
-                "<p class=\"where\"><code>{}</code></p>\n",
+                "<p class=\"where\"><code class=\"place\">{}</code></p>\n",
                 xml_text(&diag.origin)
             )?;
         }
