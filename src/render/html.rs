@@ -23,7 +23,7 @@ use std::io::{self, Write};
 
 use super::shared::{group_by_input, xml_attr, xml_text, Tally};
 use super::{Report, TOOL_INFORMATION_URI};
-use crate::diagnostic::{Diagnostic, Severity};
+use crate::diagnostic::{Diagnostic, Location, Severity};
 use crate::image::command::human_bytes;
 use crate::image::summary::ImageSummary;
 
@@ -48,13 +48,13 @@ fn write_page(html: &mut String, report: &Report<'_>) -> fmt::Result {
             inputs => format!("cudalint: {} inputs", inputs.len()),
         },
     };
-    write!(
+    writeln!(
         html,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
          <meta http-equiv=\"Content-Security-Policy\" content=\"{csp}\">\n\
          <meta name=\"generator\" content=\"cudalint {version}\">\n\
-         <title>{title}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>\n",
+         <title>{title}</title>\n<style>\n{STYLE}</style>\n</head>\n<body>",
         csp = CONTENT_SECURITY_POLICY,
         version = xml_attr(report.tool_version),
         title = xml_text(&title),
@@ -70,10 +70,10 @@ fn write_page(html: &mut String, report: &Report<'_>) -> fmt::Result {
         }
     }
     html.push_str("</main>\n");
-    write!(
+    writeln!(
         html,
         "<footer>Made by <a href=\"{uri}\">cudalint</a> {version}. Every rule: \
-         <code>cudalint rules</code>; why a rule fired: <code>cudalint explain CODE</code>.</footer>\n",
+         <code>cudalint rules</code>; why a rule fired: <code>cudalint explain CODE</code>.</footer>",
         uri = xml_attr(TOOL_INFORMATION_URI),
         version = xml_text(report.tool_version),
     )?;
@@ -140,9 +140,9 @@ fn write_problems(html: &mut String, report: &Report<'_>) -> fmt::Result {
     if !report.failed_inputs.is_empty() {
         html.push_str("<section class=\"card failed\" id=\"failed-inputs\">\n<h2>Could not be linted</h2>\n<ul>\n");
         for failed in report.failed_inputs {
-            write!(
+            writeln!(
                 html,
-                "<li class=\"failed-input\" data-name=\"{}\"><code>{}</code>: {}</li>\n",
+                "<li class=\"failed-input\" data-name=\"{}\"><code>{}</code>: {}</li>",
                 xml_attr(&failed.name),
                 xml_text(&failed.name),
                 xml_text(&failed.message)
@@ -151,12 +151,12 @@ fn write_problems(html: &mut String, report: &Report<'_>) -> fmt::Result {
         html.push_str("</ul>\n</section>\n");
     }
     for notice in report.notices {
-        write!(html, "<p class=\"notice\">{}</p>\n", prose(notice))?;
+        writeln!(html, "<p class=\"notice\">{}</p>", prose(notice))?;
     }
     Ok(())
 }
 
-/// A Dockerfile (or any input that is not an image): its findings.
+/// A Dockerfile, or an image read without a summary (a report built by hand): its findings.
 fn write_file(
     html: &mut String,
     report: &Report<'_>,
@@ -164,10 +164,18 @@ fn write_file(
     name: &str,
     diagnostics: &[&Diagnostic],
 ) -> fmt::Result {
-    write!(
+    let kind = if diagnostics
+        .iter()
+        .any(|diag| matches!(diag.location, Location::Image { .. }))
+    {
+        "image"
+    } else {
+        "file"
+    };
+    writeln!(
         html,
         "<section class=\"input file\" id=\"input-{number}\" data-input=\"{}\">\n\
-         <h2><span class=\"kind\">file</span> <code>{}</code></h2>\n",
+         <h2><span class=\"kind\">{kind}</span> <code>{}</code></h2>",
         xml_attr(name),
         xml_text(name)
     )?;
@@ -185,10 +193,10 @@ fn write_image(
     diagnostics: &[&Diagnostic],
 ) -> fmt::Result {
     let anchor = format!("image-{number}");
-    write!(
+    writeln!(
         html,
         "<section class=\"input image\" id=\"{anchor}\" data-input=\"{}\">\n\
-         <h2><span class=\"kind\">image</span> <code>{}</code></h2>\n",
+         <h2><span class=\"kind\">image</span> <code>{}</code></h2>",
         xml_attr(&image.reference),
         xml_text(&image.reference)
     )?;

@@ -36,10 +36,10 @@ pub(super) fn write_drivers(html: &mut String, image: &ImageSummary) -> fmt::Res
         .max_by(|a, b| a.0.cmp(&b.0))
         .map(|(_, runtime)| runtime);
     if let Some(runtime) = highest {
-        write!(
+        writeln!(
             html,
             "<p class=\"headline\" data-min-driver=\"{driver}\">Hosts need driver \
-             <strong>≥ {driver}</strong> <span class=\"muted\">for CUDA {cuda}</span></p>\n",
+             <strong>≥ {driver}</strong> <span class=\"muted\">for CUDA {cuda}</span></p>",
             driver = xml_text(&runtime.min_driver),
             cuda = xml_text(&runtime.cuda),
         )?;
@@ -58,11 +58,11 @@ pub(super) fn write_drivers(html: &mut String, image: &ImageSummary) -> fmt::Res
             ""
         };
         match known {
-            Some(runtime) => write!(
+            Some(runtime) => writeln!(
                 html,
                 "<tr class=\"runtime\" data-path=\"{path_attr}\" data-cuda=\"{cuda_attr}\" \
                  data-min-driver=\"{driver_attr}\"><td><code>{path}</code>{pip}</td>\
-                 <td>{cuda}</td><td class=\"driver\">{driver}</td></tr>\n",
+                 <td>{cuda}</td><td class=\"driver\">{driver}</td></tr>",
                 path_attr = xml_attr(&library.path),
                 cuda_attr = xml_attr(&runtime.cuda),
                 driver_attr = xml_attr(&runtime.min_driver),
@@ -70,10 +70,10 @@ pub(super) fn write_drivers(html: &mut String, image: &ImageSummary) -> fmt::Res
                 cuda = xml_text(&runtime.cuda),
                 driver = xml_text(&runtime.min_driver),
             )?,
-            None => write!(
+            None => writeln!(
                 html,
                 "<tr class=\"runtime unknown\" data-path=\"{path_attr}\"><td><code>{path}</code>{pip}</td>\
-                 <td>{version}</td><td class=\"muted\">unknown*</td></tr>\n",
+                 <td>{version}</td><td class=\"muted\">unknown*</td></tr>",
                 path_attr = xml_attr(&library.path),
                 path = xml_text(&library.path),
                 version = xml_text(library.version.as_deref().unwrap_or("?")),
@@ -100,9 +100,9 @@ pub(super) fn write_drivers(html: &mut String, image: &ImageSummary) -> fmt::Res
         .collect();
     sources.dedup();
     for source in sources {
-        write!(
+        writeln!(
             html,
-            "<p class=\"source\">Source: {}</p>\n",
+            "<p class=\"source\">Source: {}</p>",
             source_link(source)
         )?;
     }
@@ -133,11 +133,11 @@ pub(super) fn write_inventory(html: &mut String, image: &ImageSummary) -> fmt::R
                 LibraryFamily::Nccl => "NCCL",
                 LibraryFamily::Cublas => "cuBLAS",
             };
-            write!(
+            writeln!(
                 html,
                 "<tr class=\"library\" data-path=\"{path_attr}\" data-bytes=\"{bytes}\">\
                  <td>{family}{pip}</td><td>{version}</td><td><code>{path}</code></td>\
-                 <td><code>{soname}</code></td><td class=\"num\">{size}</td></tr>\n",
+                 <td><code>{soname}</code></td><td class=\"num\">{size}</td></tr>",
                 path_attr = xml_attr(&library.path),
                 bytes = library.size,
                 pip = if library.pip {
@@ -181,7 +181,7 @@ pub(super) fn write_inventory(html: &mut String, image: &ImageSummary) -> fmt::R
     if !items.is_empty() {
         html.push_str("<ul class=\"plain\">\n");
         for item in items {
-            write!(html, "<li>{item}</li>\n")?;
+            writeln!(html, "<li>{item}</li>")?;
         }
         html.push_str("</ul>\n");
     }
@@ -211,11 +211,11 @@ pub(super) fn write_inventory(html: &mut String, image: &ImageSummary) -> fmt::R
         if map.is_empty() {
             continue;
         }
-        write!(html, "<h4>{title}</h4>\n<table class=\"pairs\">\n")?;
+        writeln!(html, "<h4>{title}</h4>\n<table class=\"pairs\">")?;
         for (key, value) in map {
-            write!(
+            writeln!(
                 html,
-                "<tr><td><code>{}</code></td><td><code>{}</code></td></tr>\n",
+                "<tr><td><code>{}</code></td><td><code>{}</code></td></tr>",
                 xml_text(key),
                 xml_text(value)
             )?;
@@ -245,11 +245,11 @@ pub(super) fn write_waste(html: &mut String, image: &ImageSummary) -> fmt::Resul
                     )
                 })
                 .collect();
-            write!(
+            writeln!(
                 html,
                 "<tr data-bytes=\"{saved}\"><td><code>{soname}</code></td>\
                  <td><code>{kept}</code> <span class=\"muted\">layer {layer}</span></td>\
-                 <td>{extra}</td><td class=\"num\">{human}</td></tr>\n",
+                 <td>{extra}</td><td class=\"num\">{human}</td></tr>",
                 saved = group.saved_bytes(),
                 soname = xml_text(&group.soname),
                 kept = xml_text(&group.kept.path),
@@ -263,10 +263,10 @@ pub(super) fn write_waste(html: &mut String, image: &ImageSummary) -> fmt::Resul
     if !image.dead_copies.is_empty() {
         let mut copies: Vec<_> = image.dead_copies.iter().collect();
         copies.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| a.path.cmp(&b.path)));
-        write!(
+        writeln!(
             html,
             "<div class=\"card dead\">\n<h3>Wasted: files a later layer deleted or overwrote \
-             <span class=\"count\">{}</span></h3>\n",
+             <span class=\"count\">{}</span></h3>",
             copies.len()
         )?;
         let header =
@@ -317,9 +317,9 @@ pub(super) fn write_unresolved(html: &mut String, image: &ImageSummary) -> fmt::
             _ => objects.push((need, vec![&need.needed])),
         }
     }
-    write!(
+    writeln!(
         html,
-        "<p class=\"problem\">{} {} the loader cannot load:</p>\n",
+        "<p class=\"problem\">{} {} the loader cannot load:</p>",
         objects.len(),
         if objects.len() == 1 {
             "object"
@@ -360,26 +360,26 @@ fn write_long_table<T>(
     more: impl Fn(&[T]) -> String,
 ) -> fmt::Result {
     let shown = rows.len().min(SHOWN_ROWS);
-    write!(html, "<table>\n{header}\n")?;
+    writeln!(html, "<table>\n{header}")?;
     for item in &rows[..shown] {
-        write!(html, "{}\n", row(item))?;
+        writeln!(html, "{}", row(item))?;
     }
     html.push_str("</table>\n");
     if rows.len() > shown {
         let listed = rows.len().min(MAX_ROWS);
-        write!(
+        writeln!(
             html,
-            "<details class=\"more\"><summary>{}</summary>\n<table>\n{header}\n",
+            "<details class=\"more\"><summary>{}</summary>\n<table>\n{header}",
             xml_text(&more(&rows[shown..]))
         )?;
         for item in &rows[shown..listed] {
-            write!(html, "{}\n", row(item))?;
+            writeln!(html, "{}", row(item))?;
         }
         html.push_str("</table>\n");
         if rows.len() > listed {
-            write!(
+            writeln!(
                 html,
-                "<p class=\"muted\">…and {} more; <code>--format json</code> lists them all.</p>\n",
+                "<p class=\"muted\">…and {} more; <code>--format json</code> lists them all.</p>",
                 rows.len() - listed
             )?;
         }

@@ -116,9 +116,9 @@ pub(super) fn write_data(html: &mut String, report: &Report<'_>) -> fmt::Result 
             .collect(),
     };
     let json = serde_json::to_string(&data).map_err(|_| fmt::Error)?;
-    write!(
+    writeln!(
         html,
-        "<script type=\"application/json\" id=\"cudalint-data\">{}</script>\n",
+        "<script type=\"application/json\" id=\"cudalint-data\">{}</script>",
         script_safe(&json)
     )
 }

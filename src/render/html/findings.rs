@@ -22,9 +22,9 @@ pub(super) fn write_findings(
     image: Option<(&str, &ImageSummary)>,
     diagnostics: &[&Diagnostic],
 ) -> fmt::Result {
-    write!(
+    writeln!(
         html,
-        "<div class=\"card findings\">\n<h3>Findings <span class=\"count\">{}</span></h3>\n",
+        "<div class=\"card findings\">\n<h3>Findings <span class=\"count\">{}</span></h3>",
         diagnostics.len()
     )?;
     if diagnostics.is_empty() {
@@ -65,9 +65,9 @@ fn write_finding(
     if let Some(meta) = rule {
         write!(html, " <span class=\"rule\">{}</span>", xml_text(meta.name))?;
     }
-    write!(
+    writeln!(
         html,
-        "</div>\n<p class=\"message\">{}</p>\n",
+        "</div>\n<p class=\"message\">{}</p>",
         prose(&diag.message)
     )?;
     write_location(html, report, image, diag)?;
@@ -106,7 +106,7 @@ fn write_finding(
     if !trailer.is_empty() {
         html.push_str("<dl class=\"trailer\">\n");
         for (label, body) in trailer {
-            write!(html, "<div><dt>{label}</dt><dd>{body}</dd></div>\n")?;
+            writeln!(html, "<div><dt>{label}</dt><dd>{body}</dd></div>")?;
         }
         html.push_str("</dl>\n");
     }
@@ -144,9 +144,9 @@ fn write_location(
                 Some((start, _)) => format!("{}:{}:{}", diag.origin, start.line, start.column),
                 None => diag.origin.clone(),
             };
-            write!(
+            writeln!(
                 html,
-                "<p class=\"where\"><code class=\"place\">{}</code></p>\n",
+                "<p class=\"where\"><code class=\"place\">{}</code></p>",
                 xml_text(&place)
             )?;
             if let Some(source) = source_of(report, &diag.origin) {
@@ -210,9 +210,9 @@ fn write_location(
             html.push_str("</p>\n");
         }
         Location::File => {
-            write!(
+            writeln!(
                 html,
-                "<p class=\"where\"><code class=\"place\">{}</code></p>\n",
+                "<p class=\"where\"><code class=\"place\">{}</code></p>",
                 xml_text(&diag.origin)
             )?;
         }
@@ -247,9 +247,9 @@ fn write_marked_line(
             .map_or(text.len(), |(byte, _)| byte)
     };
     let (from, to) = (byte(from), byte(to));
-    write!(
+    writeln!(
         html,
-        "<span class=\"ln\">{line}</span>{}<mark>{}</mark>{}\n",
+        "<span class=\"ln\">{line}</span>{}<mark>{}</mark>{}",
         xml_text(&text[..from]),
         xml_text(&text[from..to]),
         xml_text(&text[to..])

@@ -16,9 +16,9 @@ pub(super) fn write_layers(
     image: &ImageSummary,
     diagnostics: &[&Diagnostic],
 ) -> fmt::Result {
-    write!(
+    writeln!(
         html,
-        "<div class=\"card layers\">\n<h3>Layers <span class=\"count\">{}</span></h3>\n",
+        "<div class=\"card layers\">\n<h3>Layers <span class=\"count\">{}</span></h3>",
         image.layers.len()
     )?;
     let largest = image
@@ -76,9 +76,9 @@ pub(super) fn write_layers(
         }
         html.push_str("</li>\n");
         for name in &layer.clamped_names {
-            write!(
+            writeln!(
                 html,
-                "<li class=\"layer-note\">entry <code>{}</code> points outside the root; read as inside it</li>\n",
+                "<li class=\"layer-note\">entry <code>{}</code> points outside the root; read as inside it</li>",
                 xml_text(name)
             )?;
         }

@@ -66,17 +66,17 @@ pub(super) fn write_treemap(html: &mut String, anchor: &str, image: &ImageSummar
     let total = breakdown.total;
     let parts = parts(breakdown);
     let categories = devel_categories(image);
-    write!(
+    writeln!(
         html,
-        "<figure class=\"card size\" data-total=\"{total}\">\n<h3>Size by content</h3>\n"
+        "<figure class=\"card size\" data-total=\"{total}\">\n<h3>Size by content</h3>"
     )?;
     if total == 0 {
         html.push_str("<p class=\"empty\">The layers add no bytes.</p>\n");
     } else {
-        write!(
+        writeln!(
             html,
             "<svg class=\"treemap\" viewBox=\"{x} {y} {w} {h}\" role=\"img\" \
-             aria-labelledby=\"{anchor}-size-caption\" data-total=\"{total}\">\n",
+             aria-labelledby=\"{anchor}-size-caption\" data-total=\"{total}\">",
             x = TREEMAP.x,
             y = TREEMAP.y,
             w = TREEMAP.width,
@@ -128,16 +128,16 @@ pub(super) fn write_treemap(html: &mut String, anchor: &str, image: &ImageSummar
         }
         html.push_str("</svg>\n");
     }
-    write!(
+    writeln!(
         html,
-        "<figcaption id=\"{anchor}-size-caption\">\n<table class=\"legend\">\n"
+        "<figcaption id=\"{anchor}-size-caption\">\n<table class=\"legend\">"
     )?;
     for part in &parts {
-        write!(
+        writeln!(
             html,
             "<tr class=\"legend-part p-{key}{zero}\" data-part=\"{key}\" data-bytes=\"{bytes}\">\
              <td><span class=\"swatch\"></span>{label}</td><td class=\"num\">{human}</td>\
-             <td class=\"num\">{share}</td></tr>\n",
+             <td class=\"num\">{share}</td></tr>",
             key = part.key,
             zero = if part.bytes == 0 { " zero" } else { "" },
             bytes = part.bytes,
@@ -147,11 +147,11 @@ pub(super) fn write_treemap(html: &mut String, anchor: &str, image: &ImageSummar
         )?;
         if part.key == "cuda_devel" {
             for (index, (name, bytes)) in categories.iter().enumerate() {
-                write!(
+                writeln!(
                     html,
                     "<tr class=\"legend-category d{shade}\" data-category=\"{attr}\" data-bytes=\"{bytes}\">\
                      <td><span class=\"swatch\"></span>{name}</td><td class=\"num\">{human}</td>\
-                     <td class=\"num\">{share}</td></tr>\n",
+                     <td class=\"num\">{share}</td></tr>",
                     shade = index % 5,
                     attr = xml_attr(name),
                     name = xml_text(name),
@@ -161,10 +161,10 @@ pub(super) fn write_treemap(html: &mut String, anchor: &str, image: &ImageSummar
             }
         }
     }
-    write!(
+    writeln!(
         html,
         "<tr class=\"legend-total\" data-bytes=\"{total}\"><td>total</td>\
-         <td class=\"num\">{}</td><td></td></tr>\n</table>\n</figcaption>\n</figure>\n",
+         <td class=\"num\">{}</td><td></td></tr>\n</table>\n</figcaption>\n</figure>",
         human_bytes(total)
     )?;
     Ok(())

@@ -49,11 +49,11 @@ pub(super) fn squarify(sizes: &[u64], bounds: Rect) -> Vec<Rect> {
         if row.is_empty() || worst_ratio(&longer, side) <= worst_ratio(&row, side) {
             row = longer;
         } else {
-            free = place_row(&row, free, &mut rects);
+            free = place_row(&row, free, false, &mut rects);
             row = vec![item];
         }
     }
-    place_row(&row, free, &mut rects);
+    place_row(&row, free, true, &mut rects);
     rects
 }
 
@@ -66,18 +66,28 @@ fn worst_ratio(row: &[(usize, f64)], side: f64) -> f64 {
         .fold(1.0, f64::max)
 }
 
-/// Places `row` as a strip along the shorter side of `free`; returns what is left of `free`.
-fn place_row(row: &[(usize, f64)], free: Rect, rects: &mut [Rect]) -> Rect {
+/// Places `row` as a strip along the shorter side of `free`; returns what is left of `free`. The
+/// strip's last rectangle ends where `free` does, and the `last` row takes all of `free`, so
+/// rounding leaves no gap at the edges.
+fn place_row(row: &[(usize, f64)], free: Rect, last: bool, rects: &mut [Rect]) -> Rect {
     let sum: f64 = row.iter().map(|(_, area)| area).sum();
     if sum <= 0.0 {
         return free;
     }
     if free.width >= free.height {
         // A column on the left, as wide as the row's area needs over the full height.
-        let width = (sum / free.height).min(free.width);
+        let width = if last {
+            free.width
+        } else {
+            (sum / free.height).min(free.width)
+        };
         let mut y = free.y;
-        for &(index, area) in row {
-            let height = area / width;
+        for (position, &(index, area)) in row.iter().enumerate() {
+            let height = if position + 1 == row.len() {
+                free.y + free.height - y
+            } else {
+                area / width
+            };
             rects[index] = Rect {
                 x: free.x,
                 y,
@@ -93,10 +103,18 @@ fn place_row(row: &[(usize, f64)], free: Rect, rects: &mut [Rect]) -> Rect {
         }
     } else {
         // A row along the top, as tall as the row's area needs over the full width.
-        let height = (sum / free.width).min(free.height);
+        let height = if last {
+            free.height
+        } else {
+            (sum / free.width).min(free.height)
+        };
         let mut x = free.x;
-        for &(index, area) in row {
-            let width = area / height;
+        for (position, &(index, area)) in row.iter().enumerate() {
+            let width = if position + 1 == row.len() {
+                free.x + free.width - x
+            } else {
+                area / height
+            };
             rects[index] = Rect {
                 x,
                 y: free.y,
