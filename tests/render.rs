@@ -20,6 +20,7 @@ fn name(format: Format) -> &'static str {
         Format::Junit => "junit",
         Format::Gitlab => "gitlab",
         Format::Github => "github",
+        Format::Html => "html",
     }
 }
 

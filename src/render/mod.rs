@@ -10,6 +10,7 @@ use crate::source::SourceFile;
 mod checkstyle;
 mod github;
 mod gitlab;
+mod html;
 mod json;
 mod junit;
 mod sarif;
@@ -87,6 +88,8 @@ pub enum Format {
     Junit,
     Gitlab,
     Github,
+    // One self-contained page for people: findings, and each image's size, layers and drivers.
+    Html,
 }
 
 /// Render `report` as `format`. `color` only affects `text`.
@@ -104,5 +107,6 @@ pub fn render(
         Format::Junit => junit::render(report, out),
         Format::Gitlab => gitlab::render(report, out),
         Format::Github => github::render(report, out),
+        Format::Html => html::render(report, out),
     }
 }

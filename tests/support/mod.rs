@@ -298,7 +298,7 @@ pub fn rendered(format: Format, fixture: &Fixture, color: bool) -> String {
     String::from_utf8(out).expect("renderers write UTF-8")
 }
 
-pub const ALL_FORMATS: [Format; 7] = [
+pub const ALL_FORMATS: [Format; 8] = [
     Format::Text,
     Format::Json,
     Format::Sarif,
@@ -306,4 +306,5 @@ pub const ALL_FORMATS: [Format; 7] = [
     Format::Junit,
     Format::Gitlab,
     Format::Github,
+    Format::Html,
 ];
