@@ -134,18 +134,8 @@ struct ReportArgs {
 struct ImageCommandArgs {
     #[command(flatten)]
     image: crate::image::command::ImageArgs,
-    /// Output format.
-    #[arg(long, value_enum, default_value_t = Format::Text)]
-    format: Format,
-    /// Lowest severity that makes the exit status 1 [default: warning].
-    #[arg(long, value_enum)]
-    failure_threshold: Option<FailureThreshold>,
-    /// Colour the text output.
-    #[arg(long, value_enum, default_value_t = ColorChoice::Auto)]
-    color: ColorChoice,
-    /// Print every note and the sources of each finding's facts in text output.
-    #[arg(long)]
-    show_sources: bool,
+    #[command(flatten)]
+    report: ReportArgs,
     #[command(flatten)]
     common: CommonArgs,
 }
@@ -474,6 +464,11 @@ fn print_report(
         images: findings.images,
     };
     render::render(args.format, &report, out, use_color(args.color))?;
+    if args.format == Format::Text {
+        for summary in findings.images {
+            crate::image::summary::write_text_breakdown(summary, out)?;
+        }
+    }
     Ok(())
 }
 
@@ -522,7 +517,7 @@ fn build(mut args: BuildArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
 }
 
 fn image(args: ImageCommandArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let resolved = resolve(&args.common, args.failure_threshold)?;
+    let resolved = resolve(&args.common, args.report.failure_threshold)?;
     let run = crate::image::command::lint_images(&args.image, &resolved.engine)?;
     let mut diagnostics: Vec<Diagnostic> = run
         .linted
@@ -540,39 +535,14 @@ fn image(args: ImageCommandArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode
         .map(|summary| summary.reference.clone())
         .collect();
     let sources: Vec<SourceFile> = run.dockerfile.into_iter().collect();
-    let options = resolved.engine.options();
-    let notices: Vec<String> = crate::knowledge::freshness::stale_notice(
-        &options.knowledge,
-        crate::knowledge::clock::today(),
-    )
-    .into_iter()
-    .collect();
-    if args.format == Format::Text {
-        for notice in &notices {
-            eprintln!("cudalint: warning: {notice}");
-        }
-        for summary in &summaries {
-            crate::image::summary::write_text(summary, out)?;
-        }
-    }
-    let report = Report {
+    let findings = Findings {
         diagnostics: &diagnostics,
-        rules: resolved.engine.rule_metas(),
         sources: &sources,
         inputs: &inputs,
         failed_inputs: &run.failed,
-        tool_version: env!("CARGO_PKG_VERSION"),
-        show_sources: args.show_sources,
-        doc_url_base: options.settings.doc_url_base.as_deref(),
-        notices: &notices,
         images: &summaries,
     };
-    render::render(args.format, &report, out, use_color(args.color))?;
-    if args.format == Format::Text {
-        for summary in &summaries {
-            crate::image::summary::write_text_breakdown(summary, out)?;
-        }
-    }
+    print_report(&args.report, &resolved.engine, &findings, out)?;
     Ok(if !run.failed.is_empty() {
         ExitCode::from(EXIT_ERROR)
     } else {

@@ -26,7 +26,7 @@ pub struct ScannedImage {
     /// Per Python `site-packages`/`dist-packages` directory, the file names and SONAMEs of the
     /// shared objects under it: a Python extension may NEED a library another package of the same
     /// directory loads first (torchvision's `_C.so` NEEDs `libtorch.so`, loaded by `import torch`).
-    site_libraries: HashMap<String, HashSet<String>>,
+    site_libraries: SiteLibraries,
 }
 
 impl ScannedImage {
@@ -107,6 +107,9 @@ impl ScannedImage {
     }
 }
 
+/// Shared-object names per Python packages directory.
+type SiteLibraries = HashMap<String, HashSet<String>>;
+
 /// The `…/site-packages` (or `dist-packages`) directory `path` lies in.
 fn site_packages_of(path: &str) -> Option<&str> {
     ["/site-packages/", "/dist-packages/"]
@@ -117,9 +120,7 @@ fn site_packages_of(path: &str) -> Option<&str> {
 
 /// The primary machine (the most common among objects that NEED something) and the shared
 /// objects of each Python packages directory.
-fn index_objects(
-    report: &ImageReport,
-) -> (Option<(u16, ElfClass)>, HashMap<String, HashSet<String>>) {
+fn index_objects(report: &ImageReport) -> (Option<(u16, ElfClass)>, SiteLibraries) {
     let mut machines: HashMap<(u16, ElfClass), usize> = HashMap::new();
     let mut sites: HashMap<String, HashSet<String>> = HashMap::new();
     for (path, node) in report.fs.walk() {
