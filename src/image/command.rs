@@ -5,11 +5,13 @@
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde_json::json;
 
+use super::cache::LayerCache;
 use super::facts::FsView;
 use super::report::ImageReport;
 use super::source::{ImageSource, LoadOptions, Platform};
@@ -34,7 +36,8 @@ pub struct ImageArgs {
     /// Image config JSON for a rootfs: source (env, labels, history).
     #[arg(long, value_name = "FILE")]
     pub image_config: Option<PathBuf>,
-    /// Do not read or write the layer cache.
+    /// Do not read or write the layer cache ($XDG_CACHE_HOME/cudalint, bounded by
+    /// CUDALINT_CACHE_MAX_BYTES, default 2G).
     #[arg(long)]
     pub no_cache: bool,
     /// No progress bar.
@@ -54,12 +57,19 @@ fn layer_done(_bytes: u64) {
 pub fn run(args: ImageArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
     let platform = args.platform.as_deref().map(Platform::parse).transpose()?;
     let show_progress = !args.quiet && std::io::stderr().is_terminal();
+    let cache = if args.no_cache {
+        None
+    } else {
+        LayerCache::from_env()?.map(Arc::new)
+    };
     let options = LoadOptions {
         platform,
         image_config: args.image_config.clone(),
         on_layer: show_progress.then_some(layer_done as fn(u64)),
+        cache: cache.clone(),
     };
     let mut reports = Vec::new();
+    let mut cache_stats = Vec::new();
     for reference in &args.refs {
         let source = ImageSource::parse(reference)?;
         if show_progress {
@@ -67,9 +77,16 @@ pub fn run(args: ImageArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
                 .get_or_init(|| indicatif::ProgressBar::new_spinner().with_message("layers read"));
             bar.reset();
         }
+        let before = cache.as_ref().map(|cache| cache.stats());
         let image = source
             .load(&options)
             .with_context(|| format!("cannot read image {reference}"))?;
+        cache_stats.push(
+            cache
+                .as_ref()
+                .zip(before)
+                .map(|(cache, before)| cache.stats() - before),
+        );
         if let Some(bar) = PROGRESS.get() {
             bar.finish_and_clear();
         }
@@ -82,10 +99,21 @@ pub fn run(args: ImageArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             }
         }
         ImageFormat::Json => {
-            let images: Vec<_> = reports.iter().map(to_json).collect();
+            let images: Vec<_> = reports
+                .iter()
+                .zip(&cache_stats)
+                .map(|(report, stats)| {
+                    let mut image = to_json(report);
+                    image["cache"] = json!(stats);
+                    image
+                })
+                .collect();
             serde_json::to_writer_pretty(&mut *out, &json!({ "images": images }))?;
             writeln!(out)?;
         }
+    }
+    if let Some(error) = cache.and_then(|cache| cache.write_error()) {
+        eprintln!("note: the layer cache was not fully written: {error}");
     }
     Ok(ExitCode::SUCCESS)
 }

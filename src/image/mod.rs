@@ -9,6 +9,7 @@
 //! model (`ldso.rs`) then resolves DT_NEEDED inside the merged tree and the inventory (`inventory.rs`)
 //! lists the CUDA content. `facts.rs` is the contract between those parts.
 
+pub mod cache;
 pub mod command;
 pub mod config;
 pub mod elf;
