@@ -59,7 +59,8 @@ pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 /// The environment variable that bounds the cache (bytes, or with a K, M or G suffix; 0 = off).
 pub const MAX_BYTES_VAR: &str = "CUDALINT_CACHE_MAX_BYTES";
 
-const MAGIC: &[u8; 16] = b"cudalint-layers\0";
+/// The first bytes of every entry file.
+pub const MAGIC: &[u8; 16] = b"cudalint-layers\0";
 const HEADER_LEN: usize = MAGIC.len() + 4 + 8 + 32;
 /// A temporary file older than this was left by a run that died: it may be removed.
 const STALE_TEMP: Duration = Duration::from_secs(3600);
@@ -104,15 +105,16 @@ impl std::ops::Sub for CacheStats {
     }
 }
 
-/// An entry as encoded: the layer's facts in the cache's own record types, so the encoding never
-/// depends on how the fact types serialize for JSON (postcard is not self-describing: a field that
-/// JSON skips when empty would shift every byte after it).
+/// An entry's payload is this header, then `entries` records one after another (so neither writing
+/// nor reading holds a second list of the layer's entries). The facts are in the cache's own record
+/// types, so the encoding never depends on how the fact types serialize for JSON (postcard is not
+/// self-describing: a field that JSON skips when empty would shift every byte after it).
 #[derive(Serialize, Deserialize)]
-struct EntryRecord {
+struct EntryHeader {
     diff_id: String,
     tar_size: u64,
     clamped_names: Vec<String>,
-    entries: Vec<ChangeRecord>,
+    entries: u64,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -356,23 +358,20 @@ impl LayerCache {
             }
             Some(entry)
         });
-        let consistent = found
-            .filter(|entry| blob.compression != Compression::None || blob.size == entry.tar_size);
+        let consistent = found.filter(|(header, _)| {
+            blob.compression != Compression::None || blob.size == header.tar_size
+        });
         match consistent {
-            Some(entry) => {
+            Some((header, entries)) => {
                 self.hits.fetch_add(1, Ordering::Relaxed);
                 Some(LayerContents {
-                    entries: entry
-                        .entries
-                        .into_iter()
-                        .map(ChangeRecord::into_entry)
-                        .collect(),
+                    entries,
                     blob_digest: blob.digest,
-                    diff_id: entry.diff_id,
+                    diff_id: header.diff_id,
                     compression: blob.compression,
                     blob_size: blob.size,
-                    tar_size: entry.tar_size,
-                    clamped_names: entry.clamped_names,
+                    tar_size: header.tar_size,
+                    clamped_names: header.clamped_names,
                 })
             }
             None => {
@@ -393,13 +392,7 @@ impl LayerCache {
         let Some(path) = self.entry_path(&layer.diff_id) else {
             return;
         };
-        let payload = postcard::to_stdvec(&EntryRecord {
-            diff_id: layer.diff_id.clone(),
-            tar_size: layer.tar_size,
-            clamped_names: layer.clamped_names.clone(),
-            entries: layer.entries.iter().map(ChangeRecord::from_entry).collect(),
-        });
-        let payload = match payload {
+        let payload = match encode(layer) {
             Ok(payload) => payload,
             Err(error) => return self.keep_error(format!("encoding {}: {error}", layer.diff_id)),
         };
@@ -544,8 +537,24 @@ fn read_bounded(path: &Path, limit: u64) -> Option<Vec<u8>> {
         .flatten()
 }
 
+/// The payload of `layer`'s entry.
+fn encode(layer: &LayerContents) -> postcard::Result<Vec<u8>> {
+    let header = EntryHeader {
+        diff_id: layer.diff_id.clone(),
+        tar_size: layer.tar_size,
+        clamped_names: layer.clamped_names.clone(),
+        entries: layer.entries.len() as u64,
+    };
+    layer
+        .entries
+        .iter()
+        .try_fold(postcard::to_stdvec(&header)?, |payload, entry| {
+            postcard::to_extend(&ChangeRecord::from_entry(entry), payload)
+        })
+}
+
 /// The entry in `bytes` when every check passes and it is the entry of `diff_id`.
-fn decode(bytes: &[u8], diff_id: &str) -> Option<EntryRecord> {
+fn decode(bytes: &[u8], diff_id: &str) -> Option<(EntryHeader, Vec<LayerEntry>)> {
     let (header, payload) = bytes.split_at_checked(HEADER_LEN)?;
     let (magic, rest) = header.split_at(MAGIC.len());
     let (version, rest) = rest.split_at(4);
@@ -558,8 +567,18 @@ fn decode(bytes: &[u8], diff_id: &str) -> Option<EntryRecord> {
     if !intact {
         return None;
     }
-    let entry: EntryRecord = postcard::from_bytes(payload).ok()?;
-    (entry.diff_id == diff_id).then_some(entry)
+    let (header, mut rest) = postcard::take_from_bytes::<EntryHeader>(payload).ok()?;
+    if header.diff_id != diff_id {
+        return None;
+    }
+    // Every record takes bytes: a count beyond them is damage, not a reason to allocate.
+    let mut entries = Vec::with_capacity(usize::try_from(header.entries).ok()?.min(rest.len()));
+    for _ in 0..header.entries {
+        let (record, tail) = postcard::take_from_bytes::<ChangeRecord>(rest).ok()?;
+        entries.push(record.into_entry());
+        rest = tail;
+    }
+    rest.is_empty().then_some((header, entries))
 }
 
 /// `2147483648`, `512M`, `2G` (binary units), as `CUDALINT_CACHE_MAX_BYTES` takes it.
@@ -615,11 +634,21 @@ mod tests {
 
     #[test]
     fn decode_refuses_every_kind_of_damage() {
-        let payload = postcard::to_stdvec(&EntryRecord {
+        let payload = encode(&LayerContents {
+            entries: vec![LayerEntry {
+                path: "/a".into(),
+                mode: 0o644,
+                change: Change::File {
+                    size: 1,
+                    captured: Some(Arc::new(Captured::Text(b"x".to_vec()))),
+                },
+            }],
+            blob_digest: "sha256:00".into(),
             diff_id: "sha256:00".into(),
+            compression: Compression::None,
+            blob_size: 1024,
             tar_size: 1024,
             clamped_names: Vec::new(),
-            entries: Vec::new(),
         })
         .unwrap();
         let mut bytes = MAGIC.to_vec();
@@ -627,7 +656,8 @@ mod tests {
         bytes.extend((payload.len() as u64).to_le_bytes());
         bytes.extend(Sha256::digest(&payload));
         bytes.extend(&payload);
-        assert_eq!(decode(&bytes, "sha256:00").unwrap().tar_size, 1024);
+        let (header, entries) = decode(&bytes, "sha256:00").unwrap();
+        assert_eq!((header.tar_size, entries.len()), (1024, 1));
         assert!(
             decode(&bytes, "sha256:01").is_none(),
             "another layer's entry"
