@@ -127,3 +127,41 @@ fn a_copy_replaces_an_earlier_install_and_runs_on_its_own() {
         .collect();
     assert_eq!(names, ["docker-cudalint"]);
 }
+
+#[path = "support/image_env.rs"]
+mod image_env;
+
+/// `docker cudalint image` through the real Docker CLI against the real engine: the plugin reads the
+/// engine the CLI was pointed at and reports what the image holds (the torch fixture without its
+/// CUPTI wheel: CU201, exit 1).
+#[test]
+fn docker_cudalint_image_reads_an_image_from_the_engine() {
+    let Some(env) = image_env::ImageEnv::get("cli_plugin") else {
+        return;
+    };
+    let home = TempDir::new("plugin-image");
+    let output = run_in(&home.0, BINARY, &["install-plugin"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let image = env.fixture("torch-cupti-missing");
+    let output = Command::new("docker")
+        .args([
+            "cudalint",
+            "image",
+            "--quiet",
+            "--no-config",
+            &image.engine_ref,
+        ])
+        .current_dir(&home.0)
+        .env("HOME", &home.0)
+        .env("DOCKER_CONFIG", home.0.join("docker-config"))
+        .env("DOCKER_HOST", &env.docker_host)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("error[CU201]") && stdout(&output).contains("libtorch_cpu.so"),
+        "{}",
+        stdout(&output)
+    );
+}

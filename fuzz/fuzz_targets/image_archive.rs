@@ -26,5 +26,6 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(source) = ImageSource::parse(&reference) {
             let _ = source.load(&LoadOptions::default());
         }
+        let _ = std::fs::remove_file(&path);
     }
 });

@@ -5,10 +5,12 @@
 //! counted once per dead copy (a file written in three layers wastes two copies, not three).
 //!
 //! Memory: a path is stored once, as its full text in one shared arena (for `walk` and error messages),
-//! with its name interned; children are found through one map keyed by (parent, name), so half a
-//! million files cost tens of megabytes, not a `String` and a map per directory.
+//! with its name interned (each distinct name's text once, in a second arena, found through a table of
+//! ids); children are found through one map keyed by (parent, name), so half a million files cost tens
+//! of megabytes, not a `String` and a map per directory.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 use std::sync::OnceLock;
 
 use serde::Serialize;
@@ -57,8 +59,7 @@ struct Slot {
 
 /// The merged filesystem of an image; build it with [`MergedFs::apply`] layer by layer.
 pub struct MergedFs {
-    names: Vec<Box<str>>,
-    name_ids: HashMap<Box<str>, u32>,
+    names: Names,
     slots: Vec<Slot>,
     child: HashMap<(u32, u32), u32>,
     path_text: String,
@@ -92,8 +93,7 @@ impl MergedFs {
             },
         };
         MergedFs {
-            names: vec!["".into()],
-            name_ids: HashMap::from([("".into(), 0)]),
+            names: Names::new(),
             slots: vec![root],
             child: HashMap::new(),
             path_text: "/".into(),
@@ -272,13 +272,7 @@ impl MergedFs {
     }
 
     fn intern(&mut self, name: &str) -> u32 {
-        if let Some(&id) = self.name_ids.get(name) {
-            return id;
-        }
-        let id = self.names.len() as u32;
-        self.names.push(name.into());
-        self.name_ids.insert(name.into(), id);
-        id
+        self.names.intern(name)
     }
 
     fn insert(&mut self, parent: u32, name: u32, node: Node, owns_bytes: bool) -> u32 {
@@ -292,7 +286,7 @@ impl MergedFs {
         };
         self.path_text.push_str(&parent_text);
         self.path_text.push('/');
-        self.path_text.push_str(&self.names[name as usize]);
+        self.path_text.push_str(self.names.text(name));
         let path_len = self.path_text.len() as u32 - path_start;
         self.slots.push(Slot {
             name,
@@ -362,7 +356,7 @@ impl MergedFs {
     }
 
     fn lookup(&self, dir: u32, name: &str) -> Option<u32> {
-        let name = *self.name_ids.get(name)?;
+        let name = self.names.find(name)?;
         self.child.get(&(dir, name)).copied()
     }
 
@@ -425,6 +419,66 @@ impl MergedFs {
     }
 }
 
+/// Every distinct path component once: the texts end to end in one arena, each id's span into it,
+/// and a table of ids found by the text's hash (a map keyed by `Box<str>` would hold each name twice,
+/// with two allocations, at half a million names some 35 MB more). Id 0 is the root's empty name.
+struct Names {
+    text: String,
+    spans: Vec<(u32, u32)>,
+    ids: hashbrown::HashTable<u32>,
+    hasher: RandomState,
+}
+
+impl Names {
+    fn new() -> Names {
+        let mut names = Names {
+            text: String::new(),
+            spans: Vec::new(),
+            ids: hashbrown::HashTable::new(),
+            hasher: RandomState::new(),
+        };
+        names.intern("");
+        names
+    }
+
+    fn text(&self, id: u32) -> &str {
+        let (start, len) = self.spans[id as usize];
+        &self.text[start as usize..(start + len) as usize]
+    }
+
+    fn find(&self, name: &str) -> Option<u32> {
+        let hash = self.hasher.hash_one(name);
+        self.ids.find(hash, |&id| self.text(id) == name).copied()
+    }
+
+    fn intern(&mut self, name: &str) -> u32 {
+        let hash = self.hasher.hash_one(name);
+        let Names {
+            text,
+            spans,
+            ids,
+            hasher,
+        } = self;
+        let span_text = |id: u32| {
+            let (start, len) = spans[id as usize];
+            &text[start as usize..(start + len) as usize]
+        };
+        if let Some(&id) = ids.find(hash, |&id| span_text(id) == name) {
+            return id;
+        }
+        let id = spans.len() as u32;
+        spans.push((text.len() as u32, name.len() as u32));
+        text.push_str(name);
+        let spans = &*spans;
+        let text = &*text;
+        ids.insert_unique(hash, id, |&id| {
+            let (start, len) = spans[id as usize];
+            hasher.hash_one(&text[start as usize..(start + len) as usize])
+        });
+        id
+    }
+}
+
 fn dir_node(layer: usize, mode: u32) -> Node {
     Node {
         kind: NodeKind::Dir,
@@ -454,7 +508,7 @@ impl FsView for MergedFs {
         let mut names: Vec<String> = self.slots[slot as usize]
             .children
             .iter()
-            .map(|&child| self.names[self.slots[child as usize].name as usize].to_string())
+            .map(|&child| self.names.text(self.slots[child as usize].name).to_string())
             .collect();
         names.sort();
         names

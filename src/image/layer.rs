@@ -89,41 +89,52 @@ pub struct ExpectedDigests {
 /// Reads one layer blob to its end and returns its changes; fails on a malformed tar, a corrupt
 /// compressed stream, or a digest that does not match `expected`.
 pub fn read_layer(blob: impl Read, expected: &ExpectedDigests) -> anyhow::Result<LayerContents> {
-    let mut raw = BufReader::with_capacity(256 * 1024, HashingReader::new(blob));
+    let mut raw = BufReader::with_capacity(256 * 1024, blob);
     let compression = Compression::sniff(raw.fill_buf().context("reading the layer blob")?);
-    let (entries, clamped_names, tar_hash, tar_size, raw) = match compression {
-        Compression::None => read_tar(raw)?,
+    let (tar, blob_digest, blob_size) = match compression {
+        // The blob is the tar: the tar's hash is the blob's, hashed once.
+        Compression::None => {
+            let tar = read_tar(raw)?;
+            let (digest, size) = (tar.diff_id.clone(), tar.size);
+            (tar.split().0, digest, size)
+        }
         Compression::Gzip => {
-            let (entries, clamped, hash, size, decoder) =
-                read_tar(flate2::bufread::MultiGzDecoder::new(raw))?;
-            (entries, clamped, hash, size, decoder.into_inner())
+            let (tar, decoder) =
+                read_tar(flate2::read::MultiGzDecoder::new(HashingReader::new(raw)))?.split();
+            let (digest, size) = drain_blob(decoder.into_inner())?;
+            (tar, digest, size)
         }
         Compression::Zstd => {
-            let decoder = zstd::stream::read::Decoder::with_buffer(raw)
+            let decoder = zstd::stream::read::Decoder::new(HashingReader::new(raw))
                 .context("starting the zstd decoder")?;
-            let (entries, clamped, hash, size, decoder) = read_tar(decoder)?;
-            (entries, clamped, hash, size, decoder.finish())
+            let (tar, decoder) = read_tar(decoder)?.split();
+            let (digest, size) = drain_blob(decoder.finish().into_inner())?;
+            (tar, digest, size)
         }
     };
-    // Bytes after the compressed stream still belong to the blob the digest covers.
-    let mut hashing = raw.into_inner_buffered()?;
-    io::copy(&mut hashing, &mut io::sink()).context("reading the end of the layer blob")?;
-    let (blob_digest, blob_size) = hashing.finish();
     check_digest("blob", &blob_digest, expected.blob.as_deref())?;
     check_digest(
         "uncompressed layer (diff ID)",
-        &tar_hash,
+        &tar.diff_id,
         expected.diff_id.as_deref(),
     )?;
     Ok(LayerContents {
-        entries,
+        entries: tar.entries,
         blob_digest,
-        diff_id: tar_hash,
+        diff_id: tar.diff_id,
         compression,
         blob_size,
-        tar_size,
-        clamped_names,
+        tar_size: tar.size,
+        clamped_names: tar.clamped,
     })
+}
+
+/// Reads what is left of a compressed blob after its stream ended (bytes after it still belong to
+/// the blob the digest covers; bytes a decoder buffered were hashed when it read them) and returns
+/// the blob's digest and size.
+fn drain_blob<R: Read>(mut hashing: HashingReader<R>) -> anyhow::Result<(String, u64)> {
+    io::copy(&mut hashing, &mut io::sink()).context("reading the end of the layer blob")?;
+    Ok(hashing.finish())
 }
 
 fn check_digest(what: &str, actual: &str, expected: Option<&str>) -> anyhow::Result<()> {
@@ -135,7 +146,29 @@ fn check_digest(what: &str, actual: &str, expected: Option<&str>) -> anyhow::Res
     }
 }
 
-type TarRead<R> = (Vec<LayerEntry>, Vec<String>, String, u64, R);
+/// What [`read_tar`] read: the entries, the names it clamped, the tar's digest and size, and the
+/// stream it read from (drained to its end).
+struct TarRead<R> {
+    entries: Vec<LayerEntry>,
+    clamped: Vec<String>,
+    diff_id: String,
+    size: u64,
+    rest: R,
+}
+
+impl<R> TarRead<R> {
+    /// The facts apart from the stream, which the caller drains further.
+    fn split(self) -> (TarRead<()>, R) {
+        let facts = TarRead {
+            entries: self.entries,
+            clamped: self.clamped,
+            diff_id: self.diff_id,
+            size: self.size,
+            rest: (),
+        };
+        (facts, self.rest)
+    }
+}
 
 /// Reads the tar entries from `tar`, then drains it so the diff ID covers every byte.
 fn read_tar<R: Read>(tar: R) -> anyhow::Result<TarRead<R>> {
@@ -212,7 +245,13 @@ fn read_tar<R: Read>(tar: R) -> anyhow::Result<TarRead<R>> {
     let mut rest = archive.into_inner();
     io::copy(&mut rest, &mut io::sink()).context("reading the end of the layer tar")?;
     let (diff_id, size) = rest.digest();
-    Ok((entries, clamped, diff_id, size, rest.inner))
+    Ok(TarRead {
+        entries,
+        clamped,
+        diff_id,
+        size,
+        rest: rest.inner,
+    })
 }
 
 /// `a/./b/../c` → `/a/c`; a `..` at the root stays at the root. Returns whether the name tried to leave
@@ -325,21 +364,6 @@ pub fn sha256_name(digest: &[u8]) -> String {
         name.push_str(&format!("{byte:02x}"));
     }
     name
-}
-
-/// A buffered reader whose unread buffered bytes must still be hashed: hand back the inner reader with
-/// the buffer drained through it.
-trait IntoInnerBuffered<R> {
-    fn into_inner_buffered(self) -> io::Result<HashingReader<R>>;
-}
-
-impl<R: Read> IntoInnerBuffered<R> for BufReader<HashingReader<R>> {
-    fn into_inner_buffered(mut self) -> io::Result<HashingReader<R>> {
-        // The buffered bytes were hashed when they were read into the buffer; only discard them.
-        let buffered = self.buffer().len();
-        self.consume(buffered);
-        Ok(self.into_inner())
-    }
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@
 //! through the engine, `provenance.rs` pairs layers with the Dockerfile instructions that made them,
 //! and `summary.rs` keeps what the report shows besides findings. `command.rs` is `cudalint image`.
 
+pub mod cache;
 pub mod command;
 pub mod config;
 pub mod content;

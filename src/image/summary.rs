@@ -45,6 +45,8 @@ pub struct ImageSummary {
     pub inventory: Inventory,
     pub runtime_drivers: Vec<RuntimeDriver>,
     pub unresolved_libraries: Vec<UnresolvedNeed>,
+    /// Layer cache hits and misses while reading this image (null with `--no-cache`).
+    pub cache: Option<super::cache::CacheStats>,
 }
 
 impl ImageSummary {
@@ -99,6 +101,7 @@ impl ImageSummary {
             inventory: image.inventory.clone(),
             runtime_drivers,
             unresolved_libraries: image.unresolved.clone(),
+            cache: None,
         }
     }
 }

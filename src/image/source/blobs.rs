@@ -32,6 +32,11 @@ pub trait BlobStore: Sync {
     }
     /// A reader over file `name`.
     fn open(&self, name: &str) -> anyhow::Result<Box<dyn Read + Send + '_>>;
+    /// The size of file `name` in bytes.
+    fn size(&self, name: &str) -> anyhow::Result<u64>;
+    /// The first `len` bytes of file `name` (fewer when it is shorter), read without buffering the
+    /// rest: a cached layer's blob is only looked at, to name its compression.
+    fn head(&self, name: &str, len: usize) -> anyhow::Result<Vec<u8>>;
     /// Where this store is, for messages.
     fn location(&self) -> String;
 }
@@ -112,6 +117,20 @@ impl BlobStore for TarStore {
             file.take(size),
         )))
     }
+    fn size(&self, name: &str) -> anyhow::Result<u64> {
+        match self.entries.get(name) {
+            Some(&(_, size)) => Ok(size),
+            None => bail!("{}: the archive has no {name}", self.path.display()),
+        }
+    }
+    fn head(&self, name: &str, len: usize) -> anyhow::Result<Vec<u8>> {
+        let Some(&(offset, size)) = self.entries.get(name) else {
+            bail!("{}: the archive has no {name}", self.path.display());
+        };
+        let mut file = File::open(&self.path)?;
+        file.seek(SeekFrom::Start(offset))?;
+        read_head(file.take(size), len)
+    }
     fn location(&self) -> String {
         self.path.display().to_string()
     }
@@ -146,7 +165,30 @@ impl BlobStore for DirStore {
         let file = File::open(&path).with_context(|| format!("opening {}", path.display()))?;
         Ok(Box::new(io::BufReader::with_capacity(1 << 20, file)))
     }
+    fn size(&self, name: &str) -> anyhow::Result<u64> {
+        let Some(path) = self.path(name) else {
+            bail!("{name}: a blob name outside {}", self.root.display());
+        };
+        Ok(std::fs::metadata(&path)
+            .with_context(|| format!("{}", path.display()))?
+            .len())
+    }
+    fn head(&self, name: &str, len: usize) -> anyhow::Result<Vec<u8>> {
+        let Some(path) = self.path(name) else {
+            bail!("{name}: a blob name outside {}", self.root.display());
+        };
+        read_head(
+            File::open(&path).with_context(|| format!("opening {}", path.display()))?,
+            len,
+        )
+    }
     fn location(&self) -> String {
         self.root.display().to_string()
     }
+}
+
+fn read_head(reader: impl Read, len: usize) -> anyhow::Result<Vec<u8>> {
+    let mut head = Vec::with_capacity(len);
+    reader.take(len as u64).read_to_end(&mut head)?;
+    Ok(head)
 }

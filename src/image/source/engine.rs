@@ -20,8 +20,9 @@ use futures_util::StreamExt;
 use sha2::{Digest, Sha256};
 
 use super::{LoadOptions, LoadedImage};
+use crate::image::cache::BlobInfo;
 use crate::image::config::ImageConfig;
-use crate::image::layer::{read_layer, ExpectedDigests, LayerContents};
+use crate::image::layer::{read_layer, Compression, ExpectedDigests, HashingReader, LayerContents};
 
 /// Seconds before a request to the engine gives up (an export of a large image takes minutes).
 const REQUEST_TIMEOUT_S: u64 = 3600;
@@ -64,9 +65,14 @@ pub fn load(name: &str, options: &LoadOptions) -> anyhow::Result<LoadedImage> {
     let (sender, receiver) = mpsc::sync_channel::<io::Result<bytes_chunk::Chunk>>(CHANNEL_CHUNKS);
     let wanted = diff_ids.clone();
     let id_hex = image_id.trim_start_matches("sha256:").to_string();
-    let on_layer = options.on_layer;
+    let reader_options = options.clone();
     let reader = std::thread::spawn(move || {
-        read_export(ChannelReader::new(receiver), &wanted, &id_hex, on_layer)
+        read_export(
+            ChannelReader::new(receiver),
+            &wanted,
+            &id_hex,
+            &reader_options,
+        )
     });
     let mut stream = docker.export_image(&image_id);
     let streamed: anyhow::Result<()> = runtime.block_on(async {
@@ -135,12 +141,18 @@ type ExportRead = (HashMap<String, LayerContents>, Option<Vec<u8>>);
 
 /// Reads a `docker save` stream (legacy or OCI layout) front to back: layer blobs whose diff ID the
 /// image lists are kept, the config blob named by the image ID too; everything else is skipped.
+///
+/// With a cache, a blob named by a diff ID the image lists (`blobs/sha256/<diff ID>`: Docker 25+
+/// names an uncompressed layer by its digest) whose facts are cached streams past hashed, neither
+/// parsed nor probed, and must hash to its name. A legacy stream (`<v1 id>/layer.tar`) names no
+/// digest, so its layers are read and then cached for the archive and OCI sources.
 fn read_export(
     stream: impl Read,
     wanted: &[String],
     id_hex: &str,
-    on_layer: Option<fn(u64)>,
+    options: &LoadOptions,
 ) -> anyhow::Result<ExportRead> {
+    let cache = options.cache.as_deref();
     let mut archive = tar::Archive::new(stream);
     let mut layers = HashMap::new();
     let mut config = None;
@@ -164,13 +176,53 @@ fn read_export(
         if !(name.ends_with("/layer.tar") || name.starts_with("blobs/")) {
             continue;
         }
+        let size = entry.size();
         let mut blob = BufReader::with_capacity(1 << 20, entry);
-        if blob.fill_buf()?.first() == Some(&b'{') {
+        let head = blob.fill_buf()?;
+        if head.first() == Some(&b'{') {
             continue; // a manifest or index blob
         }
-        let layer = read_layer(blob, &ExpectedDigests::default())
-            .with_context(|| format!("layer {name} of the export"))?;
-        if let Some(report) = on_layer {
+        let compression = Compression::sniff(head);
+        let named = name
+            .strip_prefix("blobs/sha256/")
+            .map(|hex| format!("sha256:{hex}"))
+            .filter(|digest| wanted.contains(digest) && compression == Compression::None);
+        let cached = match (cache, &named) {
+            (Some(cache), Some(diff_id)) => cache.get(
+                diff_id,
+                BlobInfo {
+                    digest: diff_id.clone(),
+                    size,
+                    compression,
+                },
+            ),
+            _ => None,
+        };
+        let layer = match cached {
+            Some(layer) => {
+                let mut hashing = HashingReader::new(blob);
+                io::copy(&mut hashing, &mut io::sink())
+                    .with_context(|| format!("layer {name} of the export"))?;
+                let (digest, _) = hashing.finish();
+                anyhow::ensure!(
+                    digest == layer.diff_id,
+                    "layer {name} of the export hashes to {digest}, not its name"
+                );
+                layer
+            }
+            None => {
+                let layer = read_layer(blob, &ExpectedDigests::default())
+                    .with_context(|| format!("layer {name} of the export"))?;
+                if let Some(cache) = cache.filter(|_| wanted.contains(&layer.diff_id)) {
+                    if named.is_none() {
+                        cache.count_miss();
+                    }
+                    cache.put(&layer);
+                }
+                layer
+            }
+        };
+        if let Some(report) = options.on_layer {
             report(layer.blob_size);
         }
         if wanted.contains(&layer.diff_id) {

@@ -11,15 +11,16 @@ mod rootfs;
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context};
 
 pub use blobs::{BlobStore, DirStore, TarStore};
 pub use layout::Platform;
 
+use super::cache::{BlobInfo, LayerCache};
 use super::config::ImageConfig;
-use super::layer::{read_layer, LayerContents};
+use super::layer::{read_layer, Compression, ExpectedDigests, LayerContents};
 
 /// A parsed image reference.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -50,6 +51,9 @@ pub struct LoadOptions {
     pub image_config: Option<PathBuf>,
     /// Called after each layer is read, with the layer's blob size.
     pub on_layer: Option<fn(u64)>,
+    /// Where layer facts are looked up before a blob is read and written after; `None` reads every
+    /// layer from its blob and writes nothing (`--no-cache`).
+    pub cache: Option<Arc<LayerCache>>,
 }
 
 /// An image as read from its source: config and layers (lowest first).
@@ -197,9 +201,7 @@ fn read_plan(
                 let Some((name, expected)) = plan.layers.get(index) else {
                     break;
                 };
-                let result = store
-                    .open(name)
-                    .and_then(|blob| read_layer(blob, expected))
+                let result = read_planned_layer(store, name, expected, options.cache.as_deref())
                     .with_context(|| format!("{}: layer {} ({name})", store.location(), index + 1));
                 if let (Ok(layer), Some(report)) = (&result, options.on_layer) {
                     report(layer.blob_size);
@@ -229,6 +231,59 @@ fn read_plan(
         store.location()
     );
     Ok(LoadedImage { config, layers })
+}
+
+/// One layer of a plan: from the cache when its diff ID is known and cached (its blob is not
+/// decompressed, only its first bytes read to name the compression), else read from its blob, its
+/// digests checked, and cached.
+fn read_planned_layer(
+    store: &dyn BlobStore,
+    name: &str,
+    expected: &ExpectedDigests,
+    cache: Option<&LayerCache>,
+) -> anyhow::Result<LayerContents> {
+    let Some(cache) = cache else {
+        return read_layer(store.open(name)?, expected);
+    };
+    let blob = expected
+        .diff_id
+        .as_deref()
+        .map(|diff_id| describe_blob(store, name, expected, diff_id))
+        .transpose()?
+        .flatten();
+    match (&expected.diff_id, blob) {
+        (Some(diff_id), Some(blob)) => {
+            if let Some(layer) = cache.get(diff_id, blob) {
+                return Ok(layer);
+            }
+        }
+        _ => cache.count_miss(),
+    }
+    let layer = read_layer(store.open(name)?, expected)?;
+    cache.put(&layer);
+    Ok(layer)
+}
+
+/// What the report says of a blob, found without reading it: its size from the store, its
+/// compression from its first bytes, its digest from the manifest (an uncompressed blob's digest is
+/// its diff ID). `None` for a compressed blob that the manifest gives no digest for.
+fn describe_blob(
+    store: &dyn BlobStore,
+    name: &str,
+    expected: &ExpectedDigests,
+    diff_id: &str,
+) -> anyhow::Result<Option<BlobInfo>> {
+    let compression = Compression::sniff(&store.head(name, 4)?);
+    let digest = match (&expected.blob, compression) {
+        (Some(digest), _) => digest.clone(),
+        (None, Compression::None) => diff_id.to_string(),
+        (None, _) => return Ok(None),
+    };
+    Ok(Some(BlobInfo {
+        digest,
+        size: store.size(name)?,
+        compression,
+    }))
 }
 
 #[cfg(test)]

@@ -1,0 +1,679 @@
+//! The layer cache: what the layer reader extracts from a layer (its entries with the captured ELF
+//! facts and text files, its tar size, the names it clamped) depends only on the layer's uncompressed
+//! content, so it is kept on disk keyed by the layer's diff ID and reused by every image that shares
+//! the layer. A fleet's images share their CUDA base layers: the second image of a family pays only
+//! for its own layers, and a cached layer's blob is not decompressed at all (the sources know a
+//! layer's diff ID from the image config before they open its blob; only its first bytes are read, to
+//! name its compression in the report).
+//!
+//! # On disk
+//!
+//! `$XDG_CACHE_HOME/cudalint/` (else `~/.cache/cudalint/`), marked with a `CACHEDIR.TAG`, holds one
+//! directory per format, `layers-v<FORMAT_VERSION>-<fingerprint>`, whose fingerprint hashes the
+//! source of the code that decides what a layer's facts are (this file, the layer reader, the probe,
+//! the ELF reader and the fact types): a cudalint whose extraction differs never reads another's
+//! entries, and the old directories are the first evicted. One file per layer, named by its diff ID:
+//!
+//! ```text
+//! magic (16 bytes) | format version (u32 LE) | payload length (u64 LE) | sha256 of payload | payload
+//! ```
+//!
+//! The payload is the entry (in this file's own record types) encoded with `postcard` (a compact
+//! serde format: 100,000 entries encode
+//! and decode in tens of milliseconds, where JSON takes several times longer and space; see
+//! `benches/layer_cache.rs`). An entry is trusted only when its magic, version, length, checksum,
+//! decoding and the diff ID it records all agree; anything else (a truncated write, a flipped bit, a
+//! file from elsewhere) is ignored, counted as rejected, and rewritten when the layer has been read.
+//!
+//! # Concurrency and size
+//!
+//! An entry is written to a temporary file in the same directory and renamed into place, so two runs
+//! writing the same layer race harmlessly and a reader sees a whole entry or none. A hit sets the
+//! entry's modification time, and once the directory holds more than its bound (2 GiB, or
+//! `CUDALINT_CACHE_MAX_BYTES`; `0` turns the cache off) the least recently used entries are removed
+//! until it holds 90% of it. Failing to write the cache never fails a scan; the first error is kept
+//! for a note.
+//!
+//! A hit trusts the config's diff ID as Docker's own layer store does: the blob is not hashed again.
+//! An uncompressed blob whose size is not the cached tar size is read (and its digest checked) all the
+//! same.
+
+use std::fs::{self, File};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use anyhow::{bail, Context};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::facts::{Captured, ElfClass, ElfFacts, ElfKind, UnreadString};
+use super::layer::{sha256_name, Change, Compression, LayerContents, LayerEntry};
+
+/// Bump when the entry layout changes in a way the fingerprint would not catch.
+pub const FORMAT_VERSION: u32 = 1;
+/// The bound on the cache directory's size unless `CUDALINT_CACHE_MAX_BYTES` says otherwise.
+pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
+/// The environment variable that bounds the cache (bytes, or with a K, M or G suffix; 0 = off).
+pub const MAX_BYTES_VAR: &str = "CUDALINT_CACHE_MAX_BYTES";
+
+/// The first bytes of every entry file.
+pub const MAGIC: &[u8; 16] = b"cudalint-layers\0";
+const HEADER_LEN: usize = MAGIC.len() + 4 + 8 + 32;
+/// A temporary file older than this was left by a run that died: it may be removed.
+const STALE_TEMP: Duration = Duration::from_secs(3600);
+
+/// The code that decides what a layer's facts are: a change to any of it changes the facts.
+const EXTRACTOR_SOURCES: [&str; 5] = [
+    include_str!("cache.rs"),
+    include_str!("facts.rs"),
+    include_str!("layer.rs"),
+    include_str!("probe.rs"),
+    include_str!("elf.rs"),
+];
+
+/// A layer's blob as its source describes it without reading it: what the report says of the blob
+/// on a hit (a layer shared by two images may be stored gzip in one and zstd in the other).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlobInfo {
+    pub digest: String,
+    pub size: u64,
+    pub compression: Compression,
+}
+
+/// How the cache served one run or one image.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct CacheStats {
+    /// Layers whose facts came from the cache (their blobs were not decompressed).
+    pub hits: u64,
+    /// Layers read from their blobs (and then written to the cache).
+    pub misses: u64,
+    /// Entries found but not trusted (corrupt, truncated, another format): counted among the misses.
+    pub rejected: u64,
+}
+
+impl std::ops::Sub for CacheStats {
+    type Output = CacheStats;
+    fn sub(self, earlier: CacheStats) -> CacheStats {
+        CacheStats {
+            hits: self.hits - earlier.hits,
+            misses: self.misses - earlier.misses,
+            rejected: self.rejected - earlier.rejected,
+        }
+    }
+}
+
+/// An entry's payload is this header, then `entries` records one after another (so neither writing
+/// nor reading holds a second list of the layer's entries). The facts are in the cache's own record
+/// types, so the encoding never depends on how the fact types serialize for JSON (postcard is not
+/// self-describing: a field that JSON skips when empty would shift every byte after it).
+#[derive(Serialize, Deserialize)]
+struct EntryHeader {
+    diff_id: String,
+    tar_size: u64,
+    clamped_names: Vec<String>,
+    entries: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct ChangeRecord {
+    path: String,
+    mode: u32,
+    change: ChangeKind,
+}
+
+#[derive(Serialize, Deserialize)]
+enum ChangeKind {
+    File {
+        size: u64,
+        captured: Option<CapturedRecord>,
+    },
+    Dir,
+    Symlink(String),
+    Hardlink(String),
+    Other,
+    Whiteout,
+    OpaqueDir,
+}
+
+#[derive(Serialize, Deserialize)]
+enum CapturedRecord {
+    Elf(ElfRecord),
+    Text(Vec<u8>),
+}
+
+#[derive(Serialize, Deserialize)]
+struct ElfRecord {
+    class: ElfClass,
+    machine: u16,
+    kind: ElfKind,
+    soname: Option<String>,
+    needed: Vec<String>,
+    rpath: Vec<String>,
+    runpath: Vec<String>,
+    interpreter: Option<String>,
+    unread: Vec<UnreadString>,
+}
+
+impl ChangeRecord {
+    fn from_entry(entry: &LayerEntry) -> ChangeRecord {
+        let change = match &entry.change {
+            Change::File { size, captured } => ChangeKind::File {
+                size: *size,
+                captured: captured.as_deref().map(|captured| match captured {
+                    Captured::Elf(facts) => CapturedRecord::Elf(ElfRecord::from_facts(facts)),
+                    Captured::Text(text) => CapturedRecord::Text(text.clone()),
+                }),
+            },
+            Change::Dir => ChangeKind::Dir,
+            Change::Symlink(target) => ChangeKind::Symlink(target.clone()),
+            Change::Hardlink(target) => ChangeKind::Hardlink(target.clone()),
+            Change::Other => ChangeKind::Other,
+            Change::Whiteout => ChangeKind::Whiteout,
+            Change::OpaqueDir => ChangeKind::OpaqueDir,
+        };
+        ChangeRecord {
+            path: entry.path.clone(),
+            mode: entry.mode,
+            change,
+        }
+    }
+
+    fn into_entry(self) -> LayerEntry {
+        let change = match self.change {
+            ChangeKind::File { size, captured } => Change::File {
+                size,
+                captured: captured.map(|captured| {
+                    Arc::new(match captured {
+                        CapturedRecord::Elf(record) => Captured::Elf(record.into_facts()),
+                        CapturedRecord::Text(text) => Captured::Text(text),
+                    })
+                }),
+            },
+            ChangeKind::Dir => Change::Dir,
+            ChangeKind::Symlink(target) => Change::Symlink(target),
+            ChangeKind::Hardlink(target) => Change::Hardlink(target),
+            ChangeKind::Other => Change::Other,
+            ChangeKind::Whiteout => Change::Whiteout,
+            ChangeKind::OpaqueDir => Change::OpaqueDir,
+        };
+        LayerEntry {
+            path: self.path,
+            mode: self.mode,
+            change,
+        }
+    }
+}
+
+impl ElfRecord {
+    fn from_facts(facts: &ElfFacts) -> ElfRecord {
+        // Destructured whole: a field added to ElfFacts fails to compile here until it is cached.
+        let ElfFacts {
+            class,
+            machine,
+            kind,
+            soname,
+            needed,
+            rpath,
+            runpath,
+            interpreter,
+            unread,
+        } = facts.clone();
+        ElfRecord {
+            class,
+            machine,
+            kind,
+            soname,
+            needed,
+            rpath,
+            runpath,
+            interpreter,
+            unread,
+        }
+    }
+
+    fn into_facts(self) -> ElfFacts {
+        let ElfRecord {
+            class,
+            machine,
+            kind,
+            soname,
+            needed,
+            rpath,
+            runpath,
+            interpreter,
+            unread,
+        } = self;
+        ElfFacts {
+            class,
+            machine,
+            kind,
+            soname,
+            needed,
+            rpath,
+            runpath,
+            interpreter,
+            unread,
+        }
+    }
+}
+
+/// The on-disk layer cache of one run (shared by the threads that read layers).
+#[derive(Debug)]
+pub struct LayerCache {
+    /// `…/cudalint`: every format's directory, for eviction.
+    root: PathBuf,
+    /// `…/cudalint/layers-v1-<fingerprint>`: this format's entries.
+    dir: PathBuf,
+    max_bytes: u64,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    rejected: AtomicU64,
+    written_since_trim: AtomicU64,
+    trimmed: AtomicBool,
+    temp_serial: AtomicU64,
+    write_error: Mutex<Option<String>>,
+}
+
+impl LayerCache {
+    /// The cache the environment asks for: under `$XDG_CACHE_HOME` (absolute) or `~/.cache`, bounded by
+    /// `CUDALINT_CACHE_MAX_BYTES`. `None` when the bound is 0 or there is no home to put it in.
+    pub fn from_env() -> anyhow::Result<Option<LayerCache>> {
+        let max_bytes = match std::env::var(MAX_BYTES_VAR) {
+            Ok(text) => parse_size(&text).with_context(|| format!("{MAX_BYTES_VAR}={text}"))?,
+            Err(std::env::VarError::NotPresent) => DEFAULT_MAX_BYTES,
+            Err(std::env::VarError::NotUnicode(_)) => bail!("{MAX_BYTES_VAR} is not text"),
+        };
+        if max_bytes == 0 {
+            return Ok(None);
+        }
+        let absolute = |name: &str| {
+            std::env::var_os(name)
+                .map(PathBuf::from)
+                .filter(|path| path.is_absolute())
+        };
+        let base =
+            absolute("XDG_CACHE_HOME").or_else(|| absolute("HOME").map(|home| home.join(".cache")));
+        Ok(base.map(|base| LayerCache::open(&base.join("cudalint"), max_bytes)))
+    }
+
+    /// A cache rooted at `root` (created on the first write), at most `max_bytes` on disk.
+    pub fn open(root: &Path, max_bytes: u64) -> LayerCache {
+        let fingerprint = EXTRACTOR_SOURCES
+            .iter()
+            .fold(Sha256::new(), |hasher, source| {
+                hasher.chain_update(source.as_bytes())
+            })
+            .finalize();
+        let fingerprint = &sha256_name(&fingerprint)["sha256:".len()..][..12];
+        LayerCache {
+            root: root.to_path_buf(),
+            dir: root.join(format!("layers-v{FORMAT_VERSION}-{fingerprint}")),
+            max_bytes,
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            rejected: AtomicU64::new(0),
+            written_since_trim: AtomicU64::new(0),
+            trimmed: AtomicBool::new(false),
+            temp_serial: AtomicU64::new(0),
+            write_error: Mutex::new(None),
+        }
+    }
+
+    /// The directory this format's entries live in.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Where the entry of `diff_id` lives; `None` for anything but `algorithm:hex` (a path is never
+    /// built from other text).
+    pub fn entry_path(&self, diff_id: &str) -> Option<PathBuf> {
+        let (algorithm, hex) = diff_id.split_once(':')?;
+        let valid = !algorithm.is_empty()
+            && algorithm.len() <= 16
+            && algorithm.bytes().all(|byte| byte.is_ascii_alphanumeric())
+            && (32..=128).contains(&hex.len())
+            && hex.bytes().all(|byte| byte.is_ascii_hexdigit());
+        valid.then(|| {
+            self.dir
+                .join(format!("{algorithm}-{}", hex.to_ascii_lowercase()))
+        })
+    }
+
+    /// The layer `diff_id` from the cache, described by `blob`; counts a hit, or a miss the caller then
+    /// reads from the blob. An entry that is not trusted, or whose tar size an uncompressed `blob`
+    /// contradicts, is a miss.
+    pub fn get(&self, diff_id: &str, blob: BlobInfo) -> Option<LayerContents> {
+        let found = self.entry_path(diff_id).and_then(|path| {
+            let bytes = read_bounded(&path, self.max_bytes)?;
+            let Some(entry) = decode(&bytes, diff_id) else {
+                self.rejected.fetch_add(1, Ordering::Relaxed);
+                return None;
+            };
+            // Least recently used goes first: a hit makes the entry young again.
+            if let Ok(file) = File::options().write(true).open(&path) {
+                let _ = file.set_modified(SystemTime::now());
+            }
+            Some(entry)
+        });
+        let consistent = found.filter(|(header, _)| {
+            blob.compression != Compression::None || blob.size == header.tar_size
+        });
+        match consistent {
+            Some((header, entries)) => {
+                self.hits.fetch_add(1, Ordering::Relaxed);
+                Some(LayerContents {
+                    entries,
+                    blob_digest: blob.digest,
+                    diff_id: header.diff_id,
+                    compression: blob.compression,
+                    blob_size: blob.size,
+                    tar_size: header.tar_size,
+                    clamped_names: header.clamped_names,
+                })
+            }
+            None => {
+                self.count_miss();
+                None
+            }
+        }
+    }
+
+    /// Counts a layer read from its blob without a lookup (its diff ID was not known beforehand).
+    pub fn count_miss(&self) {
+        self.misses.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Writes `layer`'s facts under its diff ID (atomically: a temporary file renamed into place), then
+    /// trims the cache when enough was written since the last trim. Errors are kept, never raised.
+    pub fn put(&self, layer: &LayerContents) {
+        let Some(path) = self.entry_path(&layer.diff_id) else {
+            return;
+        };
+        let payload = match encode(layer) {
+            Ok(payload) => payload,
+            Err(error) => return self.keep_error(format!("encoding {}: {error}", layer.diff_id)),
+        };
+        let length = (HEADER_LEN + payload.len()) as u64;
+        if length > self.max_bytes {
+            return;
+        }
+        if let Err(error) = self.write_entry(&path, &payload) {
+            return self.keep_error(format!("writing {}: {error}", path.display()));
+        }
+        let written = self.written_since_trim.fetch_add(length, Ordering::Relaxed) + length;
+        if !self.trimmed.swap(true, Ordering::Relaxed) || written >= self.max_bytes / 64 {
+            self.written_since_trim.store(0, Ordering::Relaxed);
+            if let Err(error) = self.trim() {
+                self.keep_error(format!("trimming {}: {error}", self.root.display()));
+            }
+        }
+    }
+
+    fn write_entry(&self, path: &Path, payload: &[u8]) -> io::Result<()> {
+        fs::create_dir_all(&self.dir)?;
+        let tag = self.root.join("CACHEDIR.TAG");
+        if !tag.exists() {
+            // Backup tools skip a directory with this tag (https://bford.info/cachedir/).
+            let _ = fs::write(
+                &tag,
+                "Signature: 8a477f597d28d172789f06886806bc55\n# cudalint's layer cache\n",
+            );
+        }
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let serial = self.temp_serial.fetch_add(1, Ordering::Relaxed);
+        let temp = self
+            .dir
+            .join(format!(".{name}.{}.{serial}.tmp", std::process::id()));
+        let written = (|| {
+            let mut file = File::create(&temp)?;
+            file.write_all(MAGIC)?;
+            file.write_all(&FORMAT_VERSION.to_le_bytes())?;
+            file.write_all(&(payload.len() as u64).to_le_bytes())?;
+            file.write_all(&Sha256::digest(payload))?;
+            file.write_all(payload)?;
+            drop(file);
+            fs::rename(&temp, path)
+        })();
+        if written.is_err() {
+            let _ = fs::remove_file(&temp);
+        }
+        written
+    }
+
+    fn keep_error(&self, message: String) {
+        let mut kept = self
+            .write_error
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        kept.get_or_insert(message);
+    }
+
+    /// The first error met while writing the cache, if any.
+    pub fn write_error(&self) -> Option<String> {
+        self.write_error
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner())
+            .clone()
+    }
+
+    /// Hits, misses and rejected entries so far.
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            rejected: self.rejected.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Removes entries until every format's directories together hold at most 90% of the bound:
+    /// other formats' entries first, then this format's least recently used. Temporary files of
+    /// running writers are left alone; those older than an hour were left by a run that died.
+    pub fn trim(&self) -> io::Result<()> {
+        let now = SystemTime::now();
+        let mut files = Vec::new();
+        let mut total = 0u64;
+        let Ok(formats) = fs::read_dir(&self.root) else {
+            return Ok(()); // nothing written yet
+        };
+        for format in formats.filter_map(Result::ok) {
+            let dir = format.path();
+            let name = format.file_name();
+            if !name.to_string_lossy().starts_with("layers-") || !dir.is_dir() {
+                continue;
+            }
+            let current = dir == self.dir;
+            for file in fs::read_dir(&dir)?.filter_map(Result::ok) {
+                let Ok(meta) = file.metadata() else { continue };
+                if !meta.is_file() {
+                    continue;
+                }
+                let modified = meta.modified().unwrap_or(SystemTime::UNIX_EPOCH);
+                let age = now.duration_since(modified).unwrap_or_default();
+                if file.file_name().to_string_lossy().ends_with(".tmp") {
+                    if age > STALE_TEMP && fs::remove_file(file.path()).is_ok() {
+                        continue;
+                    }
+                    total += meta.len();
+                    continue;
+                }
+                total += meta.len();
+                files.push((current, modified, meta.len(), file.path()));
+            }
+        }
+        if total <= self.max_bytes {
+            return Ok(());
+        }
+        // Other formats first (false < true), then the oldest.
+        files.sort_by_key(|&(current, modified, _, _)| (current, modified));
+        let target = self.max_bytes / 10 * 9;
+        for (current, _, size, path) in files {
+            if total <= target {
+                break;
+            }
+            match fs::remove_file(&path) {
+                Ok(()) => total -= size,
+                Err(error) if error.kind() == io::ErrorKind::NotFound => total -= size,
+                Err(error) => return Err(error),
+            }
+            if !current {
+                // An emptied directory of an old format goes too (fails harmlessly while not empty).
+                if let Some(dir) = path.parent() {
+                    let _ = fs::remove_dir(dir);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The file at `path` when it is no larger than `limit`.
+fn read_bounded(path: &Path, limit: u64) -> Option<Vec<u8>> {
+    let meta = fs::metadata(path).ok()?;
+    (meta.is_file() && meta.len() <= limit)
+        .then(|| fs::read(path).ok())
+        .flatten()
+}
+
+/// The payload of `layer`'s entry.
+fn encode(layer: &LayerContents) -> postcard::Result<Vec<u8>> {
+    let header = EntryHeader {
+        diff_id: layer.diff_id.clone(),
+        tar_size: layer.tar_size,
+        clamped_names: layer.clamped_names.clone(),
+        entries: layer.entries.len() as u64,
+    };
+    layer
+        .entries
+        .iter()
+        .try_fold(postcard::to_stdvec(&header)?, |payload, entry| {
+            postcard::to_extend(&ChangeRecord::from_entry(entry), payload)
+        })
+}
+
+/// The entry in `bytes` when every check passes and it is the entry of `diff_id`.
+fn decode(bytes: &[u8], diff_id: &str) -> Option<(EntryHeader, Vec<LayerEntry>)> {
+    let (header, payload) = bytes.split_at_checked(HEADER_LEN)?;
+    let (magic, rest) = header.split_at(MAGIC.len());
+    let (version, rest) = rest.split_at(4);
+    let (length, checksum) = rest.split_at(8);
+    let length_ok = u64::from_le_bytes(length.try_into().ok()?) == payload.len() as u64;
+    let intact = magic == MAGIC
+        && u32::from_le_bytes(version.try_into().ok()?) == FORMAT_VERSION
+        && length_ok
+        && Sha256::digest(payload).as_slice() == checksum;
+    if !intact {
+        return None;
+    }
+    let (header, mut rest) = postcard::take_from_bytes::<EntryHeader>(payload).ok()?;
+    if header.diff_id != diff_id {
+        return None;
+    }
+    // Every record takes bytes: a count beyond them is damage, not a reason to allocate.
+    let mut entries = Vec::with_capacity(usize::try_from(header.entries).ok()?.min(rest.len()));
+    for _ in 0..header.entries {
+        let (record, tail) = postcard::take_from_bytes::<ChangeRecord>(rest).ok()?;
+        entries.push(record.into_entry());
+        rest = tail;
+    }
+    rest.is_empty().then_some((header, entries))
+}
+
+/// `2147483648`, `512M`, `2G` (binary units), as `CUDALINT_CACHE_MAX_BYTES` takes it.
+pub fn parse_size(text: &str) -> anyhow::Result<u64> {
+    let text = text.trim();
+    let (digits, unit) = match text.char_indices().last() {
+        Some((at, suffix)) if suffix.is_ascii_alphabetic() => (&text[..at], suffix),
+        _ => (text, 'B'),
+    };
+    let shift = match unit.to_ascii_uppercase() {
+        'B' => 0,
+        'K' => 10,
+        'M' => 20,
+        'G' => 30,
+        'T' => 40,
+        other => bail!("unknown unit {other:?} (use a number of bytes, or K, M, G, T)"),
+    };
+    let number: u64 = digits
+        .trim()
+        .parse()
+        .context("not a number of bytes (e.g. 2147483648 or 2G)")?;
+    number
+        .checked_mul(1 << shift)
+        .context("more bytes than fit in 64 bits")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_take_binary_units() {
+        assert_eq!(parse_size("1024").unwrap(), 1024);
+        assert_eq!(parse_size("2G").unwrap(), 2 << 30);
+        assert_eq!(parse_size("512m").unwrap(), 512 << 20);
+        assert_eq!(parse_size("0").unwrap(), 0);
+        assert!(parse_size("lots").is_err());
+        assert!(parse_size("5X").is_err());
+        assert!(parse_size("99999999999T").is_err());
+    }
+
+    #[test]
+    fn only_digests_name_entries() {
+        let cache = LayerCache::open(Path::new("/nonexistent/cudalint"), 1 << 20);
+        let hex = "ab".repeat(32);
+        let path = cache.entry_path(&format!("sha256:{hex}")).unwrap();
+        assert!(path.starts_with(cache.dir()));
+        assert!(path.ends_with(format!("sha256-{hex}")));
+        assert_eq!(cache.entry_path("sha256:../../etc/passwd"), None);
+        assert_eq!(cache.entry_path(&format!("../x:{hex}")), None);
+        assert_eq!(cache.entry_path("no-colon"), None);
+    }
+
+    #[test]
+    fn decode_refuses_every_kind_of_damage() {
+        let payload = encode(&LayerContents {
+            entries: vec![LayerEntry {
+                path: "/a".into(),
+                mode: 0o644,
+                change: Change::File {
+                    size: 1,
+                    captured: Some(Arc::new(Captured::Text(b"x".to_vec()))),
+                },
+            }],
+            blob_digest: "sha256:00".into(),
+            diff_id: "sha256:00".into(),
+            compression: Compression::None,
+            blob_size: 1024,
+            tar_size: 1024,
+            clamped_names: Vec::new(),
+        })
+        .unwrap();
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend(FORMAT_VERSION.to_le_bytes());
+        bytes.extend((payload.len() as u64).to_le_bytes());
+        bytes.extend(Sha256::digest(&payload));
+        bytes.extend(&payload);
+        let (header, entries) = decode(&bytes, "sha256:00").unwrap();
+        assert_eq!((header.tar_size, entries.len()), (1024, 1));
+        assert!(
+            decode(&bytes, "sha256:01").is_none(),
+            "another layer's entry"
+        );
+        assert!(decode(&bytes[..bytes.len() - 1], "sha256:00").is_none());
+        assert!(decode(&bytes[..10], "sha256:00").is_none());
+        for at in [
+            0,
+            MAGIC.len(),
+            MAGIC.len() + 4,
+            HEADER_LEN - 1,
+            bytes.len() - 1,
+        ] {
+            let mut damaged = bytes.clone();
+            damaged[at] ^= 0x40;
+            assert!(decode(&damaged, "sha256:00").is_none(), "byte {at} flipped");
+        }
+    }
+}
