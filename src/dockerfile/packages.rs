@@ -80,6 +80,18 @@ pub struct RequestedPackage {
 }
 
 impl RequestedPackage {
+    /// The distribution it installs, as pip names it: the name, or for a
+    /// wheel file (`…/flashinfer_python-0.2.2+cu124-cp38-abi3-linux_x86_64.whl`)
+    /// the name the file carries (PEP 427: `{name}-{version}-…`); `None`
+    /// for other locations (a path, a VCS URL, an sdist).
+    pub fn distribution(&self) -> Option<&str> {
+        if !self.is_location {
+            return Some(&self.name);
+        }
+        let file = self.word.text.rsplit('/').next()?.strip_suffix(".whl")?;
+        file.split('-').next().filter(|name| !name.is_empty())
+    }
+
     /// The extras requested with it, as written: `cuda12`, `tpu` for
     /// `jax[cuda12,tpu]>=0.4`.
     pub fn extras(&self) -> impl Iterator<Item = &str> {
@@ -678,6 +690,18 @@ mod tests {
         let found = installs("pip install ./dist/pkg.whl git+https://github.com/x/y -e .");
         assert!(found[0].packages.iter().all(|p| p.is_location));
         assert_eq!(found[0].packages.len(), 3);
+    }
+
+    #[test]
+    fn a_wheel_file_names_its_distribution() {
+        let found = installs(
+            "pip install https://x.io/v0.2/flashinfer_python-0.2.2.post1+cu124torch2.6-cp38-abi3-linux_x86_64.whl ./src git+https://github.com/x/y torch==2.5.1",
+        );
+        let names: Vec<_> = found[0].packages.iter().map(|p| p.distribution()).collect();
+        assert_eq!(
+            names,
+            vec![Some("flashinfer_python"), None, None, Some("torch")]
+        );
     }
 
     #[test]

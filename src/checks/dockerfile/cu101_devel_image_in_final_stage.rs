@@ -2,7 +2,9 @@
 //! a devel base (nvcc, headers, static libraries, Nsight) although the final
 //! stage compiles nothing. A runtime base is several GiB smaller.
 
-use crate::checks::dockerfile::cuda_stages::{is_base_image_file, shipped_image_compiles};
+use crate::checks::dockerfile::cuda_stages::{
+    is_base_or_build_environment, shipped_image_compiles,
+};
 use crate::checks::dockerfile::cupti_use::{cupti_use, CuptiProvided};
 use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{shipped_stages, span_text};
@@ -50,9 +52,10 @@ impl DockerfileRule for DevelImageInFinalStage {
         if shipped_image_compiles(ctx, &chain, &images.build_signals) {
             return;
         }
-        // A file with no CMD (and no entrypoint of its own) builds a base
-        // for other builds: the toolkit is its product, not dead weight.
-        if is_base_image_file(ctx, &chain) {
+        // A file with no start command of its own (or only a shell) that
+        // installs a toolkit or toolchain builds a base for other builds or
+        // a build environment: the toolkit is its product, not dead weight.
+        if is_base_or_build_environment(ctx, &chain) {
             return;
         }
         let stage_name = stage_label(target);

@@ -3,7 +3,9 @@
 //! toolkit, nvcc, `-dev` libraries, Nsight) although the final stage
 //! compiles nothing. The package patterns are data (`images.devel_packages`).
 
-use crate::checks::dockerfile::cuda_stages::{is_base_image_file, shipped_image_compiles};
+use crate::checks::dockerfile::cuda_stages::{
+    is_base_or_build_environment, shipped_image_compiles,
+};
 use crate::checks::dockerfile::support::{base_facts, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -34,9 +36,10 @@ impl DockerfileRule for DevelPackagesInFinalStage {
         if shipped_image_compiles(ctx, &chain, &images.build_signals) {
             return;
         }
-        // A file with no CMD (and no entrypoint of its own) builds a base
-        // for other builds: the toolkit is its product, not dead weight.
-        if is_base_image_file(ctx, &chain) {
+        // A file with no start command of its own (or only a shell) that
+        // installs a toolkit or toolchain builds a base for other builds or
+        // a build environment: the toolkit is its product, not dead weight.
+        if is_base_or_build_environment(ctx, &chain) {
             return;
         }
         // On a devel base these packages add little; CU101 reports the base.

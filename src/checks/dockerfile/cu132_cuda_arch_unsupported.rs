@@ -3,7 +3,7 @@
 //! a GPU architecture the stage's CUDA toolkit cannot build.
 
 use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
-use crate::checks::dockerfile::cuda_stages::stage_builds_native_code;
+use crate::checks::dockerfile::cuda_stages::{stage_builds_native_code, Evidence};
 use crate::checks::dockerfile::support::stage_instructions;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -214,10 +214,13 @@ fn in_shell_branch(ctx: &DockerfileContext<'_>, script_start: usize, at: usize) 
 }
 
 /// For each stage, whether it or a stage built on it (which inherits its
-/// ENV) compiles anything: an arch list in a stage that compiles nothing is
+/// ENV) shows a build: an arch list in a stage that compiles nothing is
 /// read by nothing and breaks no build. The arch variables themselves do
-/// not count as compiling here. One pass over the stages, children before
-/// parents (a parent always comes earlier).
+/// not count as compiling here, and neither does a plain install of a
+/// project (`pip install .`, most often pure Python): the finding says a
+/// build fails, so the build must show itself ([`Evidence::Shown`]). One
+/// pass over the stages, children before parents (a parent always comes
+/// earlier).
 fn lists_read(ctx: &DockerfileContext<'_>) -> Vec<bool> {
     let mut signals = ctx.knowledge.images.build_signals.clone();
     signals
@@ -226,7 +229,7 @@ fn lists_read(ctx: &DockerfileContext<'_>) -> Vec<bool> {
     let stages = &ctx.model.stages;
     let mut read: Vec<bool> = stages
         .iter()
-        .map(|stage| stage_builds_native_code(ctx, stage, &signals))
+        .map(|stage| stage_builds_native_code(ctx, stage, &signals, Evidence::Shown))
         .collect();
     for stage in stages.iter().rev() {
         if let BaseImage::Stage(parent) = stage.base {

@@ -26,11 +26,13 @@ pub fn shipped_image_compiles(
     let signals = &Signals {
         build: build_signals,
         runtime_compilers: &ctx.knowledge.packages.runtime_compilers,
+        evidence: Evidence::MayCompile,
     };
     if shipped
         .iter()
-        .any(|stage| builds_native_code(stage, signals))
+        .any(|stage| builds_native_code(ctx, stage, signals))
         || start_command_compiles(ctx, shipped, signals)
+        || toolchain_serves_unseen_installs(shipped, signals)
     {
         return true;
     }
@@ -65,11 +67,73 @@ pub fn shipped_image_compiles(
     false
 }
 
+/// Whether the shipped image installs a build toolchain (`build-essential`,
+/// `g++`, `cmake`) and also installs packages out of sight: a requirements
+/// file, or a lock file synced by uv, Poetry, Pipenv or PDM. The toolchain
+/// is then there for one of those packages, an sdist or a checkout that
+/// compiles as it installs. A toolchain with only visible installs compiles
+/// nothing, and counts for nothing.
+fn toolchain_serves_unseen_installs(shipped: &[&Stage], signals: &Signals<'_>) -> bool {
+    let runs = || shipped.iter().flat_map(|stage| &stage.runs);
+    let toolchain = runs()
+        .flat_map(|run| &run.installs)
+        .filter(|install| install.manager.is_system())
+        .flat_map(|install| &install.packages)
+        .any(|package| signals.system_packages.contains(&package.name));
+    toolchain
+        && runs().any(|run| {
+            run.installs.iter().any(|install| {
+                !install.manager.is_system() && !install.requirement_files.is_empty()
+            }) || run.commands.iter().any(installs_from_lock_file)
+        })
+}
+
+/// Project managers' subcommands that install the set of packages a project
+/// file declares or locks (`uv run` syncs the project before it runs).
+const LOCK_FILE_INSTALLS: &[(&str, &[&str])] = &[
+    ("uv", &["sync", "run"]),
+    ("poetry", &["install", "sync"]),
+    ("pipenv", &["install", "sync"]),
+    ("pdm", &["install", "sync"]),
+];
+
+fn installs_from_lock_file(command: &ShellCommand) -> bool {
+    let words = command
+        .words
+        .get(command_start(&command.words)..)
+        .unwrap_or_default();
+    let Some((program, rest)) = words.split_first() else {
+        return false;
+    };
+    let program = basename(&program.text);
+    let subcommand = rest.iter().find(|w| !w.text.starts_with('-'));
+    LOCK_FILE_INSTALLS.iter().any(|(manager, subcommands)| {
+        *manager == program && subcommand.is_some_and(|s| subcommands.contains(&s.text.as_str()))
+    })
+}
+
+/// How much a rule must see before it takes a stage as compiling.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Evidence {
+    /// Anything that may compile counts, a plain pip install of a local
+    /// path, a VCS URL or an sdist included (its build may be pure Python,
+    /// or may compile CUDA code). For rules where a wrong "builds nothing"
+    /// is the costly mistake (CU101, CU103).
+    MayCompile,
+    /// Only a build that shows itself: a compiler or build command, a
+    /// forced source build (`--no-build-isolation`, `--no-binary`), a
+    /// package known to ship no wheels, a run-time compiler. For rules whose
+    /// finding says a build reads a setting and fails (CU132): a plain
+    /// install of a project is most often pure Python.
+    Shown,
+}
+
 /// What counts as compiling: the images knowledge's build signals and the
-/// packages knowledge's run-time compilers.
+/// packages knowledge's run-time compilers, at a rule's level of evidence.
 struct Signals<'k> {
     build: &'k BuildSignals,
     runtime_compilers: &'k [RuntimeCompiler],
+    evidence: Evidence,
 }
 
 impl std::ops::Deref for Signals<'_> {
@@ -121,51 +185,91 @@ fn start_command_compiles(
         })
 }
 
-/// A script whose name says it builds (`build_wheels.sh`,
-/// `docker_build_script_ubuntu.sh`): what it compiles is out of sight, so
-/// running it counts as building.
+/// A script or shell function whose name says it builds (`build_wheels.sh`,
+/// `docker_build_script_ubuntu.sh`, `build_pip_package` from a sourced
+/// script): `build` is one of the parts of its name between `_`, `-` and
+/// `.` (an option such as `--build-dir`, or `build` alone as in `npm run
+/// build`, is not one). What it compiles is out of sight, so running it
+/// counts as building.
 fn is_build_script(program: &str) -> bool {
-    program.contains("build") && program.ends_with(".sh")
+    !program.starts_with('-')
+        && program != "build"
+        && program.split(['_', '-', '.']).any(|part| part == "build")
 }
 
-/// Whether the file builds a base image for other builds rather than an
-/// application: no shipped stage sets a CMD, any ENTRYPOINT is NVIDIA's own
-/// entrypoint script (as NVIDIA's CUDA image Dockerfiles set), and it copies
-/// nothing from the build context unless it is such an NVIDIA-style file.
-/// Such a file installs the toolkit because that is its product: it uses
-/// NVIDIA's entrypoint or installs CUDA development packages itself (a
-/// plain `FROM devel` with no CMD is an application run with a command
-/// line, and is judged).
-pub fn is_base_image_file(ctx: &DockerfileContext<'_>, shipped: &[&Stage]) -> bool {
+/// Whether the file builds a base image or a build environment rather than
+/// an application, so that the toolkit or toolchain it installs is its
+/// product, not dead weight:
+/// - no start command of its own (no CMD, any ENTRYPOINT is NVIDIA's
+///   `nvidia_entrypoint.sh`, as NVIDIA's CUDA image Dockerfiles set), and
+///   either NVIDIA's entrypoint or its own install of CUDA development
+///   packages or a toolchain (`build-essential`, `cmake`) with nothing
+///   copied from the build context: a CI image, or a base for other builds;
+/// - or an interactive shell as its start command (`CMD ["/bin/bash"]`) and
+///   such an install: a development environment, where builds are run by
+///   hand or by a compose `command:` (source copied in is what it builds).
+///
+/// A plain `FROM devel` with no CMD that installs neither is an application
+/// run with a command line, and is judged. Only the last CMD and ENTRYPOINT
+/// count, as in the image.
+pub fn is_base_or_build_environment(ctx: &DockerfileContext<'_>, shipped: &[&Stage]) -> bool {
     let images = &ctx.knowledge.images;
-    let installs_toolkit = shipped
+    let installs_build_tools = shipped
         .iter()
         .flat_map(|stage| &stage.runs)
         .flat_map(|run| &run.installs)
         .filter(|install| install.manager.is_system())
         .flat_map(|install| &install.packages)
-        .any(|package| images.devel_package(&package.name).is_some());
-    let instructions: Vec<_> = shipped
+        .any(|package| {
+            images.devel_package(&package.name).is_some()
+                || images.build_signals.system_packages.contains(&package.name)
+        });
+    let mut cmd = None;
+    let mut entrypoint = None;
+    let mut copies_context = false;
+    for instruction in shipped
         .iter()
         .flat_map(|stage| stage_instructions(ctx, stage))
-        .collect();
-    let mut nvidia_entrypoint = false;
-    let mut copies_context = false;
-    for instruction in &instructions {
+    {
         match &instruction.command {
-            Command::Cmd(_) => return false,
-            Command::Entrypoint(_) if instruction.original.contains(NVIDIA_ENTRYPOINT) => {
-                nvidia_entrypoint = true;
-            }
-            Command::Entrypoint(_) => return false,
+            Command::Cmd(line) => cmd = Some(line),
+            Command::Entrypoint(_) => entrypoint = Some(instruction),
             Command::Copy(copy) | Command::Add(copy) if copy.from.is_none() => {
                 copies_context = true;
             }
             _ => {}
         }
     }
-    nvidia_entrypoint || (installs_toolkit && !copies_context)
+    let nvidia_entrypoint = match entrypoint {
+        Some(instruction) if instruction.original.contains(NVIDIA_ENTRYPOINT) => true,
+        Some(_) => return false,
+        None => false,
+    };
+    match cmd {
+        None => nvidia_entrypoint || (installs_build_tools && !copies_context),
+        Some(line) if is_interactive_shell(line) => nvidia_entrypoint || installs_build_tools,
+        Some(_) => false,
+    }
 }
+
+/// A start command that only opens a shell (`bash`, `/bin/bash -l`, `sh`):
+/// the image is a place to work in, not a program.
+fn is_interactive_shell(line: &ShellOrExec) -> bool {
+    let words: Vec<&str> = match line {
+        ShellOrExec::Exec(words) => words.iter().map(|w| w.text.as_str()).collect(),
+        ShellOrExec::Shell(text) => text.text.split_whitespace().collect(),
+    };
+    let Some((program, options)) = words.split_first() else {
+        return false;
+    };
+    SHELLS.contains(&basename(program))
+        && options.iter().all(|option| {
+            option.starts_with("--") || (option.starts_with('-') && !option.contains('c'))
+        })
+}
+
+/// Interactive shells a start command opens.
+const SHELLS: &[&str] = &["bash", "sh", "zsh", "dash"];
 
 /// The entrypoint script NVIDIA's CUDA and NGC images set.
 const NVIDIA_ENTRYPOINT: &str = "nvidia_entrypoint.sh";
@@ -178,14 +282,15 @@ fn installs_runtime_compiler(stage: &Stage, signals: &Signals<'_>) -> bool {
     })
 }
 
-/// A pip install of a run-time compiler, by name or as an extra
-/// (`accelerate[deepspeed]` pulls DeepSpeed).
+/// A pip install of a run-time compiler, by name, as an extra
+/// (`accelerate[deepspeed]` pulls DeepSpeed) or as a wheel file
+/// (`flashinfer_python-0.2.2-….whl`).
 fn brings_runtime_compiler(install: &PackageInstall, signals: &Signals<'_>) -> bool {
     let is_compiler = |name: &str| {
         signals
             .runtime_compilers
             .iter()
-            .any(|known| known.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+            .any(|known| known.names.iter().any(|n| same_distribution(n, name)))
             || signals
                 .build
                 .runtime_compilers
@@ -196,30 +301,56 @@ fn brings_runtime_compiler(install: &PackageInstall, signals: &Signals<'_>) -> b
         && install
             .packages
             .iter()
-            .any(|p| is_compiler(&p.name) || p.extras().any(is_compiler))
+            .any(|p| p.distribution().is_some_and(is_compiler) || p.extras().any(is_compiler))
+}
+
+/// Whether two pip distribution names are the same project: case, `-`, `_`
+/// and `.` do not matter (PEP 503 normalisation).
+fn same_distribution(a: &str, b: &str) -> bool {
+    let normal = |name: &str| {
+        name.chars()
+            .map(|c| match c {
+                '_' | '.' => '-',
+                c => c.to_ascii_lowercase(),
+            })
+            .collect::<String>()
+    };
+    normal(a) == normal(b)
 }
 
 /// Whether `stage` builds native code by `build_signals` (the images
 /// knowledge's, or a rule's narrowed copy) and the packages knowledge's
-/// run-time compilers: [`builds_native_code`] for rules outside this module.
+/// run-time compilers, at the rule's level of `evidence`:
+/// [`builds_native_code`] for rules outside this module.
 pub fn stage_builds_native_code(
     ctx: &DockerfileContext<'_>,
     stage: &Stage,
     build_signals: &BuildSignals,
+    evidence: Evidence,
 ) -> bool {
     let signals = Signals {
         build: build_signals,
         runtime_compilers: &ctx.knowledge.packages.runtime_compilers,
+        evidence,
     };
-    builds_native_code(stage, &signals)
+    builds_native_code(ctx, stage, &signals)
 }
 
-/// Whether `stage`'s own RUNs (or its environment) show it builds native
-/// code, or installs a package that compiles at run time: either needs the
-/// compiler and headers of a devel image.
-fn builds_native_code(stage: &Stage, signals: &Signals<'_>) -> bool {
-    let is_signal = |key: &String| signals.env.iter().any(|e| e == key);
-    if stage.env.iter().any(|(key, _)| is_signal(key)) {
+/// Whether `stage`'s own actions show it builds native code, or installs a
+/// package that compiles at run time: either needs the compiler and headers
+/// of a devel image. Its own actions are its RUNs and the ENV it sets
+/// itself (`ENV TORCH_CUDA_ARCH_LIST=…`); ENV inherited from a parent stage
+/// says what the parent meant (a clone of NVIDIA's devel recipe sets
+/// `LIBRARY_PATH` for every stage built on it), not what this one does.
+fn builds_native_code(ctx: &DockerfileContext<'_>, stage: &Stage, signals: &Signals<'_>) -> bool {
+    let sets_signal =
+        stage_instructions(ctx, stage)
+            .iter()
+            .any(|instruction| match &instruction.command {
+                Command::Env(pairs) => pairs.iter().any(|pair| signals.env.contains(&pair.key)),
+                _ => false,
+            });
+    if sets_signal {
         return true;
     }
     stage.runs.iter().any(|run| {
@@ -313,18 +444,12 @@ fn is_versioned(program: &str, name: &str) -> bool {
         .is_some_and(|v| v.chars().all(|c| c.is_ascii_digit() || c == '.'))
 }
 
-/// A system install of a build toolchain, or a pip install that builds
-/// from source or brings a run-time compiler. A toolchain install counts:
-/// on real Dockerfiles it nearly always goes with a build cudalint cannot
-/// see (a copied build script, an sdist built with `CMAKE_ARGS`), and a
-/// wrong "builds nothing" costs more than a missed one.
+/// A pip install that builds from source or brings a run-time compiler. A
+/// system install of a toolchain (`build-essential`, `cmake`,
+/// `ninja-build`) compiles nothing: it counts only through what uses it (a
+/// compiling RUN, a source install, a build script, a run-time compiler, a
+/// start command that builds), each a signal of its own.
 fn install_builds(install: &PackageInstall, signals: &Signals<'_>) -> bool {
-    if install.manager.is_system() {
-        return install
-            .packages
-            .iter()
-            .any(|p| signals.system_packages.contains(&p.name));
-    }
     pip_builds_from_source(install, signals) || brings_runtime_compiler(install, signals)
 }
 
@@ -346,6 +471,11 @@ fn pip_builds_from_source(install: &PackageInstall, signals: &Signals<'_>) -> bo
 fn package_builds(package: &RequestedPackage, signals: &Signals<'_>) -> bool {
     let text = package.word.text.as_str();
     if package.is_location {
+        // A project's own build shows nothing of what it compiles: only a
+        // rule that takes "may compile" as compiling counts it.
+        if signals.evidence == Evidence::Shown {
+            return false;
+        }
         // `.[dev]`, `/src/pkg[cuda]`: the extras are not part of the path.
         let text = text.split('[').next().unwrap_or(text);
         let is_path = text == "."

@@ -264,8 +264,8 @@ impl Scan<'_, '_> {
             }
         }
         for path in install.packages.iter().filter(|p| p.is_location) {
+            let name = path.distribution().unwrap_or("");
             let path = &path.word;
-            let name = wheel_name(&path.text).unwrap_or("");
             if cupti.provider(manager, name, &[]).is_some() {
                 self.possibly = true;
             } else if self.wheel_dirs.iter().any(|dir| {
@@ -334,10 +334,4 @@ fn kineto_build(ctx: &DockerfileContext<'_>, stage: &Stage) -> bool {
             .any(|(k, v)| builds.disables(k, v));
     }
     devel && marked && !disabled
-}
-
-/// The package name of a wheel file (`torch-2.5.0-cp311-….whl` → `torch`).
-fn wheel_name(path: &str) -> Option<&str> {
-    let file = path.rsplit('/').next()?.strip_suffix(".whl")?;
-    file.split('-').next().filter(|n| !n.is_empty())
 }

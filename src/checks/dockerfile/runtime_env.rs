@@ -5,12 +5,14 @@
 //! `LD_LIBRARY_PATH` or ld.so.conf writes and `ldconfig`.
 //!
 //! The model's `Stage::env` holds the final values; the rules here also need
-//! the span of each setting, to point at the entry that is wrong.
+//! the span of each setting, to point at the entry that is wrong, and the ENV
+//! a known parent image sets in its own Dockerfile (rules/images.toml
+//! `parent_env`), which the file does not show.
 
 use crate::checks::dockerfile::support::shipped_stages;
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::{Command, Instruction, Word};
-use crate::dockerfile::model::{RunStep, Stage};
+use crate::dockerfile::model::{BaseImage, RunStep, Stage};
 use crate::dockerfile::shell::command_start;
 use crate::source::Span;
 
@@ -47,9 +49,24 @@ pub struct Setting<'a> {
     pub build_only: bool,
 }
 
-/// ENV and ARG settings of the chain, in build order.
+/// ENV and ARG settings of the chain, in build order. The ENV that the
+/// root image's own Dockerfile sets, where the images knowledge knows its
+/// family (`[[images.parent_env]]`), comes first, at the root's `FROM`.
 pub fn settings<'a>(ctx: &'a DockerfileContext<'_>, chain: &'a [&'a Stage]) -> Vec<Setting<'a>> {
     let mut out = Vec::new();
+    if let Some(root) = chain.first() {
+        if let BaseImage::Image(image) = &root.base {
+            for known in ctx.knowledge.images.parent_env(image) {
+                out.extend(known.env.iter().map(|(key, value)| Setting {
+                    key: key.as_str(),
+                    value: value.as_str(),
+                    span: root.base_span,
+                    instruction: root.from_instruction,
+                    build_only: false,
+                }));
+            }
+        }
+    }
     for (_, index, instruction) in chain_instructions(ctx, chain) {
         match &instruction.command {
             Command::Env(pairs) => out.extend(pairs.iter().map(|kv| Setting {

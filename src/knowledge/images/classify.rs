@@ -4,9 +4,10 @@
 
 use super::super::version::Version;
 use super::family::Family;
+use super::glob::glob_matches;
 use super::tag::{parse_cuda_tag, CudaTag};
 use super::view::{
-    BaseImageFacts, CanonicalImage, ImageKnowledge, PackagePattern, Variant, VariantInfo,
+    BaseImageFacts, CanonicalImage, ImageKnowledge, PackagePattern, ParentEnv, Variant, VariantInfo,
 };
 use crate::dockerfile::model::ImageRef;
 
@@ -60,6 +61,18 @@ impl ImageKnowledge {
         self.families
             .iter()
             .find(|f| f.repositories.iter().any(|r| r == repository))
+    }
+
+    /// The ENV that `image`'s own Dockerfile sets, where the knowledge knows
+    /// its family (`ubi9/python-311` sets `PIP_NO_CACHE_DIR=off`).
+    pub fn parent_env(&self, image: &ImageRef) -> impl Iterator<Item = &ParentEnv> {
+        let repository = self.canonicalize(image).repository;
+        self.parent_env.iter().filter(move |known| {
+            known
+                .images
+                .iter()
+                .any(|pattern| glob_matches(pattern, &repository))
+        })
     }
 
     /// Facts about `image`, or `None` when it is not a known CUDA base.

@@ -28,6 +28,18 @@ pub struct ImagesToml {
     pub nvidia_cuda: Option<NvidiaCudaToml>,
     #[serde(default)]
     pub families: Vec<FamilyToml>,
+    #[serde(default)]
+    pub parent_env: Vec<ParentEnvToml>,
+}
+
+/// ENV that a known parent image sets in its own Dockerfile.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ParentEnvToml {
+    /// Canonical repository patterns (`registry.access.redhat.com/ubi*/python-*`).
+    pub images: Vec<String>,
+    pub env: std::collections::BTreeMap<String, String>,
+    pub source: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]

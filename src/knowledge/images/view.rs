@@ -245,6 +245,16 @@ impl CudaRelease {
     }
 }
 
+/// ENV a family of parent images sets in its own Dockerfile: a stage built
+/// `FROM` one of them runs with it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParentEnv {
+    /// Canonical repository patterns (`*` any run, `#` digits).
+    pub images: Vec<String>,
+    pub env: Vec<(String, String)>,
+    pub source: String,
+}
+
 /// The support policy for nvidia/cuda images.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SupportPolicy {
@@ -270,6 +280,7 @@ pub struct ImageKnowledge {
     /// Newest first.
     pub releases: Vec<CudaRelease>,
     pub families: Vec<Family>,
+    pub parent_env: Vec<ParentEnv>,
 }
 
 /// A reference to a base image, mirrors resolved.
@@ -416,14 +427,24 @@ impl ImageKnowledge {
             nvidia_cuda_source,
             releases,
             families,
+            parent_env: raw
+                .parent_env
+                .into_iter()
+                .map(|p| ParentEnv {
+                    images: p.images,
+                    env: p.env.into_iter().collect(),
+                    source: p.source,
+                })
+                .collect(),
         };
         knowledge.sort_releases();
         Ok(knowledge)
     }
 
     /// Add `other`'s entries; entries with the same key (variant name,
-    /// release version, family name, mirror prefix, package pattern) replace
-    /// ours, single tables (policy, sizes) are replaced when `other` has them.
+    /// release version, family name, mirror prefix, package pattern, parent
+    /// image patterns) replace ours, single tables (policy, sizes) are
+    /// replaced when `other` has them.
     pub fn extend(&mut self, other: ImageKnowledge) {
         if other.policy.is_some() {
             self.policy = other.policy;
@@ -463,6 +484,10 @@ impl ImageKnowledge {
             self.releases.push(r);
         }
         self.sort_releases();
+        for p in other.parent_env {
+            self.parent_env.retain(|mine| mine.images != p.images);
+            self.parent_env.push(p);
+        }
         for f in other.families {
             self.families.retain(|mine| mine.name != f.name);
             // User families come first so they win over built-in ones for
