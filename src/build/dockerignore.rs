@@ -179,7 +179,7 @@ impl Pattern {
 impl PatternMatcher {
     /// Compile `patterns` as `patternmatcher.New` does: each is trimmed, skipped when empty, cleaned
     /// like a path, its `!` taken off, and checked for glob syntax.
-    pub fn new<S: AsRef<str>>(patterns: &[S]) -> Result<PatternMatcher, PatternError> {
+    pub fn new<Line: AsRef<str>>(patterns: &[Line]) -> Result<PatternMatcher, PatternError> {
         let mut compiled = Vec::with_capacity(patterns.len());
         let mut exclusions = false;
         for original in patterns {
