@@ -9,7 +9,6 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{anyhow, Context};
@@ -17,7 +16,6 @@ use bollard::errors::Error as EngineError;
 use bollard::query_parameters::{BuildImageOptions, BuilderVersion};
 use bollard::Docker;
 use futures_util::StreamExt;
-use sha2::{Digest, Sha256};
 
 use super::context::BuildContext;
 use crate::dockerfile::platform::Platform;
@@ -55,7 +53,8 @@ impl EngineClient {
             .enable_all()
             .build()
             .context("starting the engine client")?;
-        let (docker, endpoint) = connect()?;
+        let (docker, endpoint) =
+            crate::image::source::engine::connect_with_timeout(REQUEST_TIMEOUT.as_secs())?;
         let docker = runtime
             .block_on(docker.with_timeout(REQUEST_TIMEOUT).negotiate_version())
             .with_context(|| format!("cannot reach the Docker engine at {endpoint}"))?;
@@ -219,71 +218,4 @@ impl Write for ChunkSender {
     fn flush(&mut self) -> io::Result<()> {
         self.send_buffer()
     }
-}
-
-/// The engine client and where it points. The same endpoint resolution as
-/// `image::source::engine` (which keeps its own private); the two should become one function.
-fn connect() -> anyhow::Result<(Docker, String)> {
-    let version = bollard::API_DEFAULT_VERSION;
-    let timeout = REQUEST_TIMEOUT.as_secs();
-    if let Ok(host) = std::env::var("DOCKER_HOST") {
-        let tls =
-            std::env::var("DOCKER_TLS_VERIFY").is_ok_and(|value| !value.is_empty() && value != "0");
-        let docker = if tls {
-            Docker::connect_with_ssl_defaults()
-        } else {
-            Docker::connect_with_defaults()
-        };
-        return Ok((docker.with_context(|| format!("DOCKER_HOST={host}"))?, host));
-    }
-    if let Some(host) = context_host() {
-        let docker = if host.starts_with("unix://") {
-            Docker::connect_with_unix(&host, timeout, version)
-        } else {
-            Docker::connect_with_http(&host, timeout, version)
-        };
-        return Ok((
-            docker.with_context(|| format!("docker context endpoint {host}"))?,
-            host,
-        ));
-    }
-    let socket = "unix:///var/run/docker.sock";
-    let docker = Docker::connect_with_unix(socket, timeout, version)
-        .context("cannot reach the Docker engine at /var/run/docker.sock (set DOCKER_HOST)")?;
-    Ok((docker, socket.into()))
-}
-
-/// The endpoint of the current docker context (`DOCKER_CONTEXT`, else `currentContext` in
-/// `~/.docker/config.json`), from `contexts/meta/<sha256 of the name>/meta.json`.
-fn context_host() -> Option<String> {
-    let config_dir = std::env::var_os("DOCKER_CONFIG")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".docker")))?;
-    let name = match std::env::var("DOCKER_CONTEXT") {
-        Ok(name) => name,
-        Err(_) => {
-            let config: serde_json::Value =
-                serde_json::from_slice(&std::fs::read(config_dir.join("config.json")).ok()?)
-                    .ok()?;
-            config.get("currentContext")?.as_str()?.to_string()
-        }
-    };
-    if name.is_empty() || name == "default" {
-        return None;
-    }
-    let hex: String = Sha256::digest(name.as_bytes())
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    let meta: serde_json::Value = serde_json::from_slice(
-        &std::fs::read(config_dir.join("contexts/meta").join(hex).join("meta.json")).ok()?,
-    )
-    .ok()?;
-    Some(
-        meta.get("Endpoints")?
-            .get("docker")?
-            .get("Host")?
-            .as_str()?
-            .to_string(),
-    )
 }

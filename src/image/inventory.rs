@@ -102,6 +102,17 @@ pub struct Inventory {
     pub nvidia_labels: BTreeMap<String, String>,
 }
 
+impl CudaLibrary {
+    /// The CUDA release this library belongs to, to major.minor (`12.9`), when its version says so.
+    pub fn cuda_release(&self) -> Option<crate::knowledge::Version> {
+        self.release
+            .as_deref()
+            .and_then(crate::knowledge::Version::parse)
+            .filter(|version| version.written >= 2)
+            .map(crate::knowledge::Version::major_minor)
+    }
+}
+
 impl Inventory {
     /// The CUDA runtime libraries.
     pub fn cuda_runtimes(&self) -> impl Iterator<Item = &CudaLibrary> {

@@ -15,7 +15,7 @@ use super::inventory::Inventory;
 use super::linkage::UnresolvedNeed;
 use super::report::LayerReport;
 use super::scan::ScannedImage;
-use crate::knowledge::{Knowledge, Version};
+use crate::knowledge::Knowledge;
 
 /// The least driver a CUDA runtime in the image needs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -68,13 +68,7 @@ impl ImageSummary {
             .collect();
         let mut runtime_drivers: Vec<RuntimeDriver> = Vec::new();
         for library in image.inventory.cuda_runtimes() {
-            let Some(cuda) = library
-                .release
-                .as_deref()
-                .and_then(Version::parse)
-                .filter(|version| version.written >= 2)
-                .map(Version::major_minor)
-            else {
+            let Some(cuda) = library.cuda_release() else {
                 continue;
             };
             if let Some(release) = knowledge.toolkits.release_for(cuda) {

@@ -117,13 +117,7 @@ impl ImageRule for DriverRequirementUnsatisfied {
 
         let mut judged = BTreeSet::new();
         for library in ctx.image.inventory.cuda_runtimes() {
-            let Some(cuda) = library
-                .release
-                .as_deref()
-                .and_then(Version::parse)
-                .filter(|version| version.written >= 2)
-                .map(Version::major_minor)
-            else {
+            let Some(cuda) = library.cuda_release() else {
                 continue;
             };
             if runtime_env.is_compat_dir(library.path.rsplit_once('/').map_or("", |(dir, _)| dir))

@@ -35,7 +35,7 @@ pub fn load(name: &str, options: &LoadOptions) -> anyhow::Result<LoadedImage> {
         .enable_all()
         .build()
         .context("starting the engine client")?;
-    let (docker, endpoint) = connect()?;
+    let (docker, endpoint) = connect_with_timeout(REQUEST_TIMEOUT_S)?;
     let docker = runtime
         .block_on(docker.negotiate_version())
         .with_context(|| format!("cannot reach the Docker engine at {endpoint}"))?;
@@ -267,8 +267,10 @@ impl Read for ChannelReader {
     }
 }
 
-/// The engine client and where it points, for messages.
-fn connect() -> anyhow::Result<(Docker, String)> {
+/// The engine client and where it points, for messages: `DOCKER_HOST` (unix or tcp, TLS through
+/// `DOCKER_TLS_VERIFY`/`DOCKER_CERT_PATH`), else the current docker context's endpoint, else the
+/// default socket. `cudalint image` and `cudalint build` both connect here.
+pub fn connect_with_timeout(timeout_s: u64) -> anyhow::Result<(Docker, String)> {
     let version = bollard::API_DEFAULT_VERSION;
     if let Ok(host) = std::env::var("DOCKER_HOST") {
         let tls =
@@ -282,18 +284,17 @@ fn connect() -> anyhow::Result<(Docker, String)> {
     }
     if let Some(host) = context_host() {
         let docker = if host.starts_with("unix://") {
-            Docker::connect_with_unix(&host, REQUEST_TIMEOUT_S, version)
+            Docker::connect_with_unix(&host, timeout_s, version)
         } else {
-            Docker::connect_with_http(&host, REQUEST_TIMEOUT_S, version)
+            Docker::connect_with_http(&host, timeout_s, version)
         };
         return Ok((
             docker.with_context(|| format!("docker context endpoint {host}"))?,
             host,
         ));
     }
-    let docker =
-        Docker::connect_with_unix("unix:///var/run/docker.sock", REQUEST_TIMEOUT_S, version)
-            .context("cannot reach the Docker engine at /var/run/docker.sock (set DOCKER_HOST)")?;
+    let docker = Docker::connect_with_unix("unix:///var/run/docker.sock", timeout_s, version)
+        .context("cannot reach the Docker engine at /var/run/docker.sock (set DOCKER_HOST)")?;
     Ok((docker, "unix:///var/run/docker.sock".into()))
 }
 

@@ -5,7 +5,7 @@
 //! name or ID in the Docker engine.
 
 mod blobs;
-mod engine;
+pub mod engine;
 mod layout;
 mod rootfs;
 
