@@ -18,12 +18,12 @@
 //! magic (16 bytes) | format version (u32 LE) | payload length (u64 LE) | sha256 of payload | payload
 //! ```
 //!
-//! The payload is the entry (in this file's own record types) encoded with `postcard` (a compact
-//! serde format: 100,000 entries encode
-//! and decode in tens of milliseconds, where JSON takes several times longer and space; see
-//! `benches/layer_cache.rs`). An entry is trusted only when its magic, version, length, checksum,
-//! decoding and the diff ID it records all agree; anything else (a truncated write, a flipped bit, a
-//! file from elsewhere) is ignored, counted as rejected, and rewritten when the layer has been read.
+//! The payload is the entry (in this file's own record types) encoded with `postcard`, a compact
+//! serde format: a layer of 100,000 files is a 6.8 MB entry read back (file, checksum, decoding) in
+//! 12 ms, where serde_json takes 11.8 MB and 45 ms to decode alone (`benches/layer_cache.rs`). An
+//! entry is trusted only when its magic, version, length, checksum, decoding and the diff ID it
+//! records all agree; anything else (a truncated write, a flipped bit, a file from elsewhere) is
+//! ignored, counted as rejected, and rewritten when the layer has been read.
 //!
 //! # Concurrency and size
 //!
