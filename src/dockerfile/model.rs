@@ -176,6 +176,36 @@ pub struct ShellCommand {
     pub assignments: Vec<(String, String)>,
     /// From the first to the last word.
     pub span: Span,
+    /// Whether the build runs it, as far as the shell `if`s and `case`s
+    /// around it can be decided from the values the Dockerfile gives.
+    pub reach: Reach,
+}
+
+/// Whether a command of a RUN script runs in the build the Dockerfile
+/// describes (its ARG defaults and `--build-arg` values).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Reach {
+    /// Outside every `if` and `case`, or in branches whose conditions are
+    /// known to hold.
+    #[default]
+    Runs,
+    /// In a branch the build does not take: `if [ "$IMAGE" = "…" ]` with
+    /// another IMAGE, the `else` of a condition that holds.
+    Skipped,
+    /// In a branch whose condition depends on what is not known here (a
+    /// command's status, a variable without a value, a `case`).
+    Unknown,
+}
+
+impl Reach {
+    /// The reach of a command in a branch of `self` (the enclosing reach).
+    pub fn within(self, branch: Reach) -> Reach {
+        match (self, branch) {
+            (Reach::Skipped, _) | (_, Reach::Skipped) => Reach::Skipped,
+            (Reach::Unknown, _) | (_, Reach::Unknown) => Reach::Unknown,
+            (Reach::Runs, Reach::Runs) => Reach::Runs,
+        }
+    }
 }
 
 impl BuildModel {

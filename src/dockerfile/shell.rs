@@ -11,7 +11,7 @@
 
 use crate::dockerfile::ast::{Heredoc, Instruction, MappedText, RunCommand, ShellOrExec, Word};
 use crate::dockerfile::expand::{expand_dollar_at, Vars};
-use crate::dockerfile::model::ShellCommand;
+use crate::dockerfile::model::{Reach, ShellCommand};
 use crate::source::Span;
 
 /// Deepest `sh -c "sh -c '…'"` nesting split.
@@ -56,7 +56,7 @@ pub fn split_script_with_heredocs(
         heredocs: Vec::new(),
         budget: EXPANSION_BUDGET.saturating_add(script.text.len()),
     };
-    splitter.split(script, 0);
+    splitter.split(script, 0, Reach::Runs);
     (splitter.commands, splitter.heredocs)
 }
 
@@ -83,7 +83,7 @@ pub fn split_run(
                     word: w.clone(),
                 })
                 .collect();
-            splitter.emit(parts, Vec::new(), 0);
+            splitter.emit(parts, Vec::new(), 0, Reach::Runs);
             splitter.commands
         }
         ShellOrExec::Shell(script) => {
@@ -296,6 +296,145 @@ struct CommandBuf {
     heredocs: Vec<String>,
     /// Inside a `for …`/`case …` header, up to the next separator.
     skipping: bool,
+    /// Preceded by `!`: its status is inverted.
+    negated: bool,
+}
+
+/// An `if` or `case` the splitter is inside, and what is known of which of
+/// its parts the build takes.
+struct Branch {
+    is_case: bool,
+    /// Whether the commands of the current part run (as far as this
+    /// compound alone decides).
+    part: Reach,
+    /// Between `if`/`elif` and `then`.
+    in_condition: bool,
+    /// Commands of the current condition so far.
+    condition_commands: usize,
+    /// The value of the condition's single command, when it is a test
+    /// whose operands are known.
+    condition: Option<bool>,
+    /// Whether an earlier part of this `if` was taken (`None`: not known).
+    earlier_taken: Option<bool>,
+}
+
+impl Branch {
+    fn new_if() -> Self {
+        Branch {
+            is_case: false,
+            part: Reach::Runs,
+            in_condition: true,
+            condition_commands: 0,
+            condition: None,
+            earlier_taken: Some(false),
+        }
+    }
+
+    fn new_case() -> Self {
+        Branch {
+            is_case: true,
+            part: Reach::Unknown,
+            in_condition: false,
+            condition_commands: 0,
+            condition: None,
+            earlier_taken: None,
+        }
+    }
+
+    /// `then`: the body runs when no earlier part was taken and the
+    /// condition holds.
+    fn enter_body(&mut self) {
+        let condition = if self.condition_commands == 1 {
+            self.condition
+        } else {
+            None
+        };
+        self.part = match (self.earlier_taken, condition) {
+            (Some(true), _) | (_, Some(false)) => Reach::Skipped,
+            (Some(false), Some(true)) => Reach::Runs,
+            _ => Reach::Unknown,
+        };
+        self.earlier_taken = match (self.earlier_taken, condition) {
+            (Some(true), _) | (_, Some(true)) => Some(true),
+            (Some(false), Some(false)) => Some(false),
+            _ => None,
+        };
+        self.in_condition = false;
+    }
+
+    /// `elif` or `else`: what follows runs only if no earlier part was taken.
+    fn enter_alternative(&mut self, condition: bool) {
+        self.part = match self.earlier_taken {
+            Some(true) => Reach::Skipped,
+            Some(false) => Reach::Runs,
+            None => Reach::Unknown,
+        };
+        self.in_condition = condition;
+        self.condition_commands = 0;
+        self.condition = None;
+    }
+}
+
+/// The value of a `[ … ]`, `[[ … ]]` or `test …` command whose operands are
+/// known (no `$` left after expansion): `-n`, `-z`, a lone string, `=`,
+/// `==`, `!=` (in `[[ … ]]` the right side is a pattern: `*` and `?`), and
+/// `!`. `None` for anything else.
+fn test_value(words: &[&str]) -> Option<bool> {
+    let (operands, patterns) = match words {
+        ["[", inner @ .., "]"] | ["test", inner @ ..] => (inner, false),
+        ["[[", inner @ .., "]]"] => (inner, true),
+        _ => return None,
+    };
+    if operands.iter().any(|w| w.contains('$') || w.contains('`')) {
+        return None;
+    }
+    let equal = |a: &str, b: &str| {
+        if patterns {
+            shell_pattern_matches(b, a)
+        } else {
+            Some(a == b)
+        }
+    };
+    fn value(operands: &[&str], equal: &dyn Fn(&str, &str) -> Option<bool>) -> Option<bool> {
+        match operands {
+            [] => Some(false),
+            ["!", rest @ ..] => value(rest, equal).map(|v| !v),
+            ["-n", s] => Some(!s.is_empty()),
+            ["-z", s] => Some(s.is_empty()),
+            [s] => Some(!s.is_empty()),
+            [a, "=" | "==", b] => equal(a, b),
+            [a, "!=", b] => equal(a, b).map(|v| !v),
+            _ => None,
+        }
+    }
+    value(operands, &equal)
+}
+
+/// Whether `text` matches the shell pattern `pattern` (`*` any run, `?` one
+/// character); `None` for bracket expressions and escapes, not handled here.
+fn shell_pattern_matches(pattern: &str, text: &str) -> Option<bool> {
+    if pattern.contains(['[', '\\']) {
+        return None;
+    }
+    let p: Vec<char> = pattern.chars().collect();
+    let t: Vec<char> = text.chars().collect();
+    // reach[j]: the pattern read so far can match the first j characters.
+    let mut reach = vec![false; t.len() + 1];
+    reach[0] = true;
+    for &pc in &p {
+        let mut next = vec![false; t.len() + 1];
+        let mut any = false;
+        for j in 0..=t.len() {
+            any |= reach[j];
+            next[j] = match pc {
+                '*' => any,
+                '?' => j > 0 && reach[j - 1],
+                c => j > 0 && reach[j - 1] && t[j - 1] == c,
+            };
+        }
+        reach = next;
+    }
+    Some(reach[t.len()])
 }
 
 struct Splitter<'a> {
@@ -314,6 +453,45 @@ struct Cursor<'s> {
     redirect: Option<Redirect>,
     /// Here-documents whose bodies start after the next newline.
     pending_bodies: Vec<(String, bool)>,
+    /// The `if`s and `case`s open at this point, outermost first.
+    branches: Vec<Branch>,
+    /// The reach of the command whose `sh -c` string this script is.
+    base: Reach,
+}
+
+impl Cursor<'_> {
+    /// Whether a command ending here runs.
+    fn reach(&self) -> Reach {
+        self.branches
+            .iter()
+            .fold(self.base, |reach, branch| reach.within(branch.part))
+    }
+
+    /// A compound-command keyword at the start of a command.
+    fn keyword(&mut self, keyword: &str) {
+        match keyword {
+            "if" => self.branches.push(Branch::new_if()),
+            "then" => {
+                if let Some(branch) = self.branches.last_mut().filter(|b| b.in_condition) {
+                    branch.enter_body();
+                }
+            }
+            "elif" | "else" => {
+                if let Some(branch) = self.branches.last_mut().filter(|b| !b.is_case) {
+                    branch.enter_alternative(keyword == "elif");
+                }
+            }
+            "fi" if self.branches.last().is_some_and(|b| !b.is_case) => {
+                self.branches.pop();
+            }
+            "case" => self.branches.push(Branch::new_case()),
+            "esac" if self.branches.last().is_some_and(|b| b.is_case) => {
+                self.branches.pop();
+            }
+            "!" => self.command.negated = true,
+            _ => {}
+        }
+    }
 }
 
 impl Cursor<'_> {
@@ -350,7 +528,7 @@ impl Cursor<'_> {
 }
 
 impl Splitter<'_> {
-    fn split(&mut self, script: &MappedText, depth: usize) {
+    fn split(&mut self, script: &MappedText, depth: usize, base: Reach) {
         let mut cur = Cursor {
             script,
             pos: 0,
@@ -358,6 +536,8 @@ impl Splitter<'_> {
             command: CommandBuf::default(),
             redirect: None,
             pending_bodies: Vec::new(),
+            branches: Vec::new(),
+            base,
         };
         while let Some(c) = cur.peek_at(0) {
             let start = cur.pos;
@@ -550,9 +730,11 @@ impl Splitter<'_> {
         }
         if cur.command.words.is_empty() && !word.quoted {
             if TRANSPARENT_KEYWORDS.contains(&word.text.as_str()) {
+                cur.keyword(&word.text);
                 return;
             }
             if HEADER_KEYWORDS.contains(&word.text.as_str()) {
+                cur.keyword(&word.text);
                 cur.command.skipping = true;
                 return;
             }
@@ -590,11 +772,25 @@ impl Splitter<'_> {
                 command_words: words.clone(),
             });
         }
-        self.emit(command.words, command.assignments, depth);
+        let reach = cur.reach();
+        if !words.is_empty() {
+            if let Some(branch) = cur.branches.last_mut().filter(|b| b.in_condition) {
+                let texts: Vec<&str> = words.iter().map(String::as_str).collect();
+                branch.condition_commands += 1;
+                branch.condition = test_value(&texts).map(|v| v != command.negated);
+            }
+        }
+        self.emit(command.words, command.assignments, depth, reach);
     }
 
     /// Record a command and split its `sh -c` script, if it has one.
-    fn emit(&mut self, words: Vec<Part>, assignments: Vec<(String, String)>, depth: usize) {
+    fn emit(
+        &mut self,
+        words: Vec<Part>,
+        assignments: Vec<(String, String)>,
+        depth: usize,
+        reach: Reach,
+    ) {
         let (Some(first), Some(last)) = (words.first(), words.last()) else {
             return;
         };
@@ -606,11 +802,12 @@ impl Splitter<'_> {
             words: words.into_iter().map(|p| p.word).collect(),
             assignments,
             span,
+            reach,
         });
         if let Some(nested) = nested {
             if depth < MAX_NESTING {
                 let outer_heredocs = std::mem::take(&mut self.heredocs);
-                self.split(&nested, depth + 1);
+                self.split(&nested, depth + 1, reach);
                 // Here-documents inside `-c` strings have their bodies in
                 // the string, not in the Dockerfile.
                 self.heredocs = outer_heredocs;
@@ -779,6 +976,67 @@ mod tests {
             .into_iter()
             .map(|c| c.words.into_iter().map(|w| w.text).collect())
             .collect()
+    }
+
+    /// Each command's first word and reach.
+    fn reaches(text: &str, vars: &VarScope) -> Vec<(String, Reach)> {
+        split_script(&MappedText::contiguous(text, 0), vars)
+            .into_iter()
+            .map(|c| (c.words[0].text.clone(), c.reach))
+            .collect()
+    }
+
+    #[test]
+    fn branches_are_decided_from_known_values() {
+        let mut vars = VarScope::new();
+        vars.set("IMAGE", Some("python:3-slim".into()));
+        vars.set("EMPTY", Some(String::new()));
+        vars.set("LATER", None);
+        let script = "a; if [ \"$IMAGE\" = \"python:3-slim\" ]; then b; elif [ -n \"$EMPTY\" ]; then c; else d; fi; \
+            if [ -z \"$EMPTY\" ]; then e; else f; fi; \
+            if [ -n \"$LATER\" ]; then g; else h; fi; \
+            if ! [ -n \"$EMPTY\" ]; then i; fi; \
+            if [[ $IMAGE == python:* ]]; then j; fi; \
+            if apt-get update; then k; fi; \
+            case \"$IMAGE\" in x) l ;; esac; \
+            if [ -z \"$EMPTY\" ]; then if [ -n \"$EMPTY\" ]; then m; fi; n; fi; o";
+        use Reach::*;
+        let got: Vec<(String, Reach)> = reaches(script, &vars)
+            .into_iter()
+            .filter(|(w, _)| w.len() == 1 && w != "[")
+            .collect();
+        let want = [
+            ("a", Runs),
+            ("b", Runs),
+            ("c", Skipped),
+            ("d", Skipped),
+            ("e", Runs),
+            ("f", Skipped),
+            ("g", Unknown),
+            ("h", Unknown),
+            ("i", Runs),
+            ("j", Runs),
+            ("k", Unknown),
+            ("l", Unknown),
+            ("m", Skipped),
+            ("n", Runs),
+            ("o", Runs),
+        ];
+        let want: Vec<(String, Reach)> = want.iter().map(|(w, r)| (w.to_string(), *r)).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn a_nested_shell_script_inherits_its_commands_reach() {
+        let mut vars = VarScope::new();
+        vars.set("MODE", Some("cpu".into()));
+        let got = reaches(
+            "if [ \"$MODE\" = gpu ]; then bash -c 'pip install x'; fi",
+            &vars,
+        );
+        let body: Vec<_> = got.iter().filter(|(w, _)| w != "[").collect();
+        assert_eq!(body.len(), 2, "{got:?}");
+        assert!(body.iter().all(|(_, r)| *r == Reach::Skipped), "{got:?}");
     }
 
     #[test]

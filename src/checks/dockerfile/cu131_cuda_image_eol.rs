@@ -50,6 +50,11 @@ fn report(ctx: &DockerfileContext<'_>, image: &ImageRef, span: Span, out: &mut V
     else {
         return;
     };
+    // A tag that was never published is CU130's finding: calling it
+    // end-of-life or deleted would say it once existed.
+    if !images.validate_tag(image).is_empty() {
+        return;
+    }
     let Some(eol) = images.eol(tag.version) else {
         return;
     };

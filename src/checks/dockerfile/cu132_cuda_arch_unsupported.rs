@@ -8,7 +8,7 @@ use crate::checks::dockerfile::support::stage_instructions;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::{Command, Instruction};
-use crate::dockerfile::model::{BaseImage, Stage};
+use crate::dockerfile::model::{BaseImage, Reach, Stage};
 use crate::knowledge::toolkits::{ArchSupport, Architecture, ToolkitKnowledge};
 use crate::source::Span;
 
@@ -129,18 +129,15 @@ fn option_value<'w>(words: &[&'w str], index: usize, option: &str) -> Option<(&'
         .map(|value| (value, index))
 }
 
-fn run_lists<'s>(ctx: &DockerfileContext<'_>, stage: &'s Stage) -> Vec<ArchList<'s>> {
+fn run_lists(stage: &Stage) -> Vec<ArchList<'_>> {
     let mut lists = Vec::new();
-    let unconditional = stage.runs.iter().flat_map(|run| {
-        let script_start = ctx
-            .dockerfile
-            .instructions
-            .get(run.instruction)
-            .map_or(0, |i| i.span.start);
-        run.commands
-            .iter()
-            .filter(move |command| !in_shell_branch(ctx, script_start, command.span.start))
-    });
+    // A list in a shell branch the build does not take, or may not take
+    // (its condition is not known here), is no finding for this build.
+    let unconditional = stage
+        .runs
+        .iter()
+        .flat_map(|run| &run.commands)
+        .filter(|command| command.reach == Reach::Runs);
     for command in unconditional {
         for (name, value) in &command.assignments {
             if ARCH_VARIABLES.contains(&name.as_str()) {
@@ -190,27 +187,6 @@ fn run_lists<'s>(ctx: &DockerfileContext<'_>, stage: &'s Stage) -> Vec<ArchList<
         }
     }
     lists
-}
-
-/// Whether the command starting at `at` sits inside an `if` or `case` of
-/// its RUN (the script text from `script_start`). Which branch the build
-/// takes depends on values the linter often cannot know, so an arch list
-/// there is no finding for the default build.
-fn in_shell_branch(ctx: &DockerfileContext<'_>, script_start: usize, at: usize) -> bool {
-    let Some(before) = ctx.source.text.get(script_start..at) else {
-        return false;
-    };
-    let mut depth = 0i64;
-    for token in
-        before.split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')'))
-    {
-        match token {
-            "if" | "case" => depth += 1,
-            "fi" | "esac" => depth -= 1,
-            _ => {}
-        }
-    }
-    depth > 0
 }
 
 /// For each stage, whether it or a stage built on it (which inherits its
@@ -306,7 +282,7 @@ impl DockerfileRule for CudaArchUnsupported {
                     _ => {}
                 }
             }
-            lists.extend(run_lists(ctx, stage));
+            lists.extend(run_lists(stage));
             // A value still holding `$VAR` is not known here.
             for list in lists.iter().filter(|l| !l.value.contains('$')) {
                 out.extend(check_list(toolkits, &cuda, list));

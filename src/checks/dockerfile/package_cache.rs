@@ -9,7 +9,7 @@ use crate::checks::dockerfile::runtime_env::{self, Setting};
 use crate::checks::dockerfile::support;
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::{Command, Word};
-use crate::dockerfile::model::{RunStep, ShellCommand, Stage};
+use crate::dockerfile::model::{Reach, RunStep, ShellCommand, Stage};
 use crate::dockerfile::shell::command_start;
 use crate::knowledge::cupti::{CacheManager, Hygiene};
 
@@ -94,10 +94,12 @@ impl<'a> CacheEvidence<'a> {
             .map(|s| s.value)
     }
 
-    /// Something keeps `fill`'s cache out of the layer of `step`.
+    /// Something keeps `fill`'s cache out of the layer of `step`, or the
+    /// cache it leaves is the install itself (uv's `symlink` link mode).
     pub fn kept_out(&self, step: &RunStep, fill: &Fill<'_>) -> bool {
         let manager = fill.manager;
-        fill.flagged_off
+        links_into_cache(&self.settings, step, fill)
+            || fill.flagged_off
             || self.configured_off.contains(&manager.name.as_str())
             || step
                 .cache_mount_targets
@@ -112,7 +114,8 @@ impl<'a> CacheEvidence<'a> {
 }
 
 /// The commands of `step` that fill a cache: the model's package installs,
-/// and the other cache-filling subcommands a manager lists.
+/// and the other cache-filling subcommands a manager lists, except in a
+/// shell branch the build does not take.
 fn cache_fills<'a>(hygiene: &'a Hygiene, step: &'a RunStep) -> Vec<Fill<'a>> {
     let mut found: Vec<Fill<'a>> = Vec::new();
     for install in &step.installs {
@@ -161,6 +164,12 @@ fn cache_fills<'a>(hygiene: &'a Hygiene, step: &'a RunStep) -> Vec<Fill<'a>> {
             }
         }
     }
+    // A command in a shell branch the build does not take fills nothing.
+    found.retain(|f| {
+        step.commands
+            .get(f.position)
+            .is_some_and(|command| command.reach != Reach::Skipped)
+    });
     found.sort_by_key(|f| f.position);
     found
 }
@@ -227,12 +236,22 @@ fn env_turns_off(
     };
     // An unknown value (a variable, an ARG without default) may well turn it
     // off; staying quiet is the safe side.
-    let disables = |value: &str| value.contains('$') || manager.env_disables(value);
-    let Some(command) = step.commands.get(position) else {
-        return false;
-    };
+    variable_at(settings, step, position, var)
+        .is_some_and(|value| value.contains('$') || manager.env_disables(&value))
+}
+
+/// The value `var` has for the command at `position` of `step`: the
+/// command's own assignment, else an `export` earlier in the RUN, else the
+/// last ENV/ARG before the RUN (a known parent image's ENV included).
+fn variable_at(
+    settings: &[Setting<'_>],
+    step: &RunStep,
+    position: usize,
+    var: &str,
+) -> Option<String> {
+    let command = step.commands.get(position)?;
     if let Some((_, value)) = command.assignments.iter().find(|(k, _)| k == var) {
-        return disables(value);
+        return Some(value.clone());
     }
     let exported = step.commands.iter().take(position).rev().find_map(|c| {
         let export = c.words.first().is_some_and(|w| w.text == "export");
@@ -243,14 +262,50 @@ fn env_turns_off(
                 .map(|(_, v)| v.to_string())
         })
     });
-    if let Some(value) = exported {
-        return disables(&value);
+    if exported.is_some() {
+        return exported;
     }
     settings
         .iter()
         .rev()
         .find(|s| s.instruction < step.instruction && s.key == var)
-        .is_some_and(|s| disables(s.value))
+        .map(|s| s.value.to_string())
+}
+
+/// uv installs packages by linking their files from its cache. In `symlink`
+/// link mode the environment's files are symlinks into the cache, so the
+/// cache is the install, not a leftover: removing it (or `--no-cache`,
+/// which links from a temporary cache) breaks every package. uv settings
+/// reference, `link-mode`: "clearing the cache (`uv cache clean`) will break
+/// all installed packages" (https://docs.astral.sh/uv/reference/settings/#link-mode).
+const SYMLINKING_MANAGER: &str = "uv";
+const LINK_MODE_FLAG: &str = "--link-mode";
+const LINK_MODE_ENV: &str = "UV_LINK_MODE";
+const SYMLINK_MODE: &str = "symlink";
+
+/// Whether `fill` installs by symlinking into its cache: the flag on the
+/// command (which wins), else `UV_LINK_MODE` as the command sees it.
+fn links_into_cache(settings: &[Setting<'_>], step: &RunStep, fill: &Fill<'_>) -> bool {
+    if fill.manager.name != SYMLINKING_MANAGER {
+        return false;
+    }
+    let Some(command) = step.commands.get(fill.position) else {
+        return false;
+    };
+    let flag = command.words.iter().enumerate().find_map(|(at, word)| {
+        if word.text == LINK_MODE_FLAG {
+            return Some(command.words.get(at + 1).map(|w| w.text.as_str()));
+        }
+        word.text
+            .strip_prefix(LINK_MODE_FLAG)
+            .and_then(|rest| rest.strip_prefix('='))
+            .map(Some)
+    });
+    match flag {
+        Some(value) => value == Some(SYMLINK_MODE),
+        None => variable_at(settings, step, fill.position, LINK_MODE_ENV)
+            .is_some_and(|value| value == SYMLINK_MODE),
+    }
 }
 
 /// `USER root`, `USER 0`, `USER root:root`; `None` for a variable.
