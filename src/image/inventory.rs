@@ -103,6 +103,16 @@ pub struct Inventory {
 }
 
 impl CudaLibrary {
+    /// The CUDA major of a runtime library, from its file name's version or else its SONAME
+    /// (`libcudart.so.12` → 12).
+    pub fn cuda_major(&self) -> Option<u32> {
+        let version = self
+            .version
+            .as_deref()
+            .or_else(|| self.soname.as_deref()?.strip_prefix("libcudart.so."))?;
+        version.split('.').next()?.parse().ok()
+    }
+
     /// The CUDA release this library belongs to, to major.minor (`12.9`), when its version says so.
     pub fn cuda_release(&self) -> Option<crate::knowledge::Version> {
         self.release

@@ -57,13 +57,7 @@ impl ImageRule for ProfilerWithoutCupti {
         let inventory = &ctx.image.inventory;
         let runtime_majors: BTreeSet<u32> = inventory
             .cuda_runtimes()
-            .filter_map(|library| {
-                let version = library
-                    .version
-                    .as_deref()
-                    .or_else(|| library.soname.as_deref()?.strip_prefix("libcudart.so."))?;
-                version.split('.').next()?.parse().ok()
-            })
+            .filter_map(|library| library.cuda_major())
             .collect();
         let cupti_majors: BTreeSet<u32> = inventory
             .libraries
@@ -83,16 +77,16 @@ impl ImageRule for ProfilerWithoutCupti {
             .collect();
         let mut reported = BTreeSet::new();
         for (path, node) in ctx.image.report.fs.walk() {
-            let name = path.rsplit('/').next().unwrap_or(path);
+            let distribution = distribution_name(path.rsplit('/').next().unwrap_or(path));
             for (index, framework) in ctx.content.cupti_on_demand().iter().enumerate() {
-                let (found_as, package) = match distribution_name(name) {
+                let (found_as, package) = match &distribution {
                     Some(dist)
                         if framework
                             .distributions
                             .iter()
-                            .any(|wanted| normalize(wanted) == dist) =>
+                            .any(|wanted| normalize(wanted) == *dist) =>
                     {
-                        (dist.clone(), Some(dist))
+                        (dist.clone(), Some(dist.clone()))
                     }
                     _ if ctx.content.cupti_on_demand_path(index, path) => (path.to_owned(), None),
                     _ => continue,

@@ -24,15 +24,6 @@ static META: RuleMeta = RuleMeta {
     doc: include_str!("../../../docs/rules/CU222.md"),
 };
 
-/// The CUDA major of a libcudart copy, from its file name or SONAME.
-fn runtime_major(library: &CudaLibrary) -> Option<u32> {
-    let version = library
-        .version
-        .as_deref()
-        .or_else(|| library.soname.as_deref()?.strip_prefix("libcudart.so."))?;
-    version.split('.').next()?.parse().ok()
-}
-
 impl ImageRule for MultipleCudaRuntimes {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -46,7 +37,7 @@ impl ImageRule for MultipleCudaRuntimes {
             if runtime_env.is_compat_dir(dir) || runtime_env.is_stub_dir(dir) {
                 continue;
             }
-            if let Some(major) = runtime_major(library) {
+            if let Some(major) = library.cuda_major() {
                 by_major.entry(major).or_default().push(library);
             }
         }
