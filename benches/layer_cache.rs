@@ -46,6 +46,7 @@ fn layer() -> LayerContents {
                     rpath: Vec::new(),
                     runpath: vec!["$ORIGIN/../lib".into()],
                     interpreter: None,
+                    build_id: Some(format!("{index:040x}")),
                     unread: Vec::new(),
                 }))),
                 7 if index % 1000 == 7 => Some(Arc::new(Captured::Text(

@@ -24,6 +24,12 @@ fn assert_matches_readelf(path: &Path, facts: &ElfFacts) {
     assert_eq!(facts.rpath.join(":"), rpath.unwrap_or_default());
     assert_eq!(facts.runpath.join(":"), runpath.unwrap_or_default());
     assert!(facts.unread.is_empty());
+    assert_eq!(
+        facts.build_id,
+        image_elf_support::readelf_build_id(path),
+        "{}",
+        path.display()
+    );
 }
 
 const FAR: Limits = Limits {
@@ -269,4 +275,94 @@ fn far_dynamic_section_read_with_default_limits_reads_little() {
         bytes_read < 1024 * 1024,
         "read {bytes_read} of {size} bytes"
     );
+}
+
+/// A large library (`.dynamic` 16 MiB in) that NEEDs a library whose SONAME has no `.so` in it:
+/// the forward pass keeps no such string, so it is left for the second pass. Read as a layer member,
+/// every source form fills it in: an uncompressed layer by going back in the file, a gzip or zstd
+/// layer by decoding the blob a second time. A stream alone (the engine's first pass) leaves it
+/// unread, and `complete_unread` over the same bytes fills it.
+#[test]
+fn far_strings_left_by_the_first_pass_are_read_in_every_layer_form() {
+    use cudalint::image::facts::Captured;
+    use cudalint::image::layer::{
+        complete_unread, needs_completion, read_layer, read_layer_at, Change, ExpectedDigests,
+        LayerContents,
+    };
+    use std::io::Write;
+
+    let dir = scratch("far-unread");
+    shared_lib(&dir, "nvweird", "nvweird", &[], &[]);
+    let source = "const char big_table[16 << 20] = {1};\nint f(void) { return big_table[7]; }\n";
+    let lib = image_elf_support::gcc_link_after(
+        &dir,
+        "libbig.so",
+        source,
+        &[
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libbig.so.3",
+            "-L.",
+            "-Wl,--no-as-needed",
+            "-l:nvweird",
+        ],
+    );
+    let (first, _) = read(lib.clone(), &LIMITS);
+    assert!(
+        !first.unwrap().unread.is_empty(),
+        "the library must leave a string for the second pass"
+    );
+
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_gnu();
+    header.set_size(lib.len() as u64);
+    header.set_mode(0o755);
+    header.set_cksum();
+    tar.append_data(&mut header, "usr/lib/libbig.so.3", lib.as_slice())
+        .unwrap();
+    let plain = tar.into_inner().unwrap();
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gzip.write_all(&plain).unwrap();
+    let gzip = gzip.finish().unwrap();
+    let zstd = zstd::encode_all(plain.as_slice(), 1).unwrap();
+
+    let facts_of = |layer: &LayerContents| -> ElfFacts {
+        let entry = layer
+            .entries
+            .iter()
+            .find(|entry| entry.path == "/usr/lib/libbig.so.3")
+            .expect("the library is listed");
+        match &entry.change {
+            Change::File {
+                captured: Some(captured),
+                ..
+            } => match captured.as_ref() {
+                Captured::Elf(facts) => facts.clone(),
+                other => panic!("not ELF facts: {other:?}"),
+            },
+            other => panic!("not a file: {other:?}"),
+        }
+    };
+    for (form, blob) in [("plain", &plain), ("gzip", &gzip), ("zstd", &zstd)] {
+        let path = dir.join(format!("layer-{form}"));
+        // An archive member starts anywhere in its file: put the blob at an odd offset.
+        let mut file_bytes = vec![0u8; 777];
+        file_bytes.extend_from_slice(blob);
+        std::fs::write(&path, &file_bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let layer = read_layer_at(&file, 777, blob.len() as u64, &ExpectedDigests::default())
+            .unwrap_or_else(|error| panic!("{form}: {error:#}"));
+        assert!(!needs_completion(&layer), "{form}");
+        assert_matches_readelf(&dir.join("libbig.so"), &facts_of(&layer));
+        assert_eq!(facts_of(&layer).needed[0], "nvweird", "{form}");
+
+        let mut streamed = read_layer(blob.as_slice(), &ExpectedDigests::default()).unwrap();
+        assert!(
+            needs_completion(&streamed),
+            "{form}: a stream cannot go back"
+        );
+        assert_eq!(streamed.diff_id, layer.diff_id, "{form}");
+        complete_unread(blob.as_slice(), &mut streamed).unwrap();
+        assert_eq!(facts_of(&streamed), facts_of(&layer), "{form}");
+    }
 }

@@ -66,10 +66,11 @@ const HEADER_LEN: usize = MAGIC.len() + 4 + 8 + 32;
 const STALE_TEMP: Duration = Duration::from_secs(3600);
 
 /// The code that decides what a layer's facts are: a change to any of it changes the facts.
-const EXTRACTOR_SOURCES: [&str; 5] = [
+const EXTRACTOR_SOURCES: [&str; 6] = [
     include_str!("cache.rs"),
     include_str!("facts.rs"),
     include_str!("layer.rs"),
+    include_str!("positional.rs"),
     include_str!("probe.rs"),
     include_str!("elf.rs"),
 ];
@@ -154,6 +155,7 @@ struct ElfRecord {
     rpath: Vec<String>,
     runpath: Vec<String>,
     interpreter: Option<String>,
+    build_id: Option<String>,
     unread: Vec<UnreadString>,
 }
 
@@ -219,6 +221,7 @@ impl ElfRecord {
             rpath,
             runpath,
             interpreter,
+            build_id,
             unread,
         } = facts.clone();
         ElfRecord {
@@ -230,6 +233,7 @@ impl ElfRecord {
             rpath,
             runpath,
             interpreter,
+            build_id,
             unread,
         }
     }
@@ -244,6 +248,7 @@ impl ElfRecord {
             rpath,
             runpath,
             interpreter,
+            build_id,
             unread,
         } = self;
         ElfFacts {
@@ -255,6 +260,7 @@ impl ElfRecord {
             rpath,
             runpath,
             interpreter,
+            build_id,
             unread,
         }
     }

@@ -31,12 +31,23 @@ pub struct LibraryCopy {
     pub path: String,
     pub size: u64,
     pub layer: usize,
+    /// Its GNU build ID, when it has one: copies with the same one are the same content.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
 }
 
-/// The same CUDA library (same SONAME) in several places.
+impl LibraryCopy {
+    /// Whether `other` holds the same bytes: the same build ID and size.
+    pub fn same_content(&self, other: &LibraryCopy) -> bool {
+        self.build_id.is_some() && self.build_id == other.build_id && self.size == other.size
+    }
+}
+
+/// The same CUDA library in several places: the same SONAME, or the same content (build ID) under
+/// other names and SONAMEs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DuplicateGroup {
-    /// The SONAME they share (the file name when a copy has none).
+    /// The SONAME of the copy kept (its file name when it has none).
     pub soname: String,
     /// The copy counted as the one to keep (the largest, then the first by path), then the others.
     pub kept: LibraryCopy,
@@ -113,20 +124,19 @@ impl ContentIndex {
                 });
                 Kind::Devel
             } else if content.cuda_library_stem(name).is_some() {
-                let soname = match node.captured.as_deref() {
-                    Some(Captured::Elf(elf)) => elf.soname.clone(),
-                    _ => None,
-                };
                 // Only shared objects are loaded; a `.a` or a linker script of that name is not a copy.
                 let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
-                if matches!(node.captured.as_deref(), Some(Captured::Elf(_))) && !is_stub_dir(dir) {
+                if let (Some(Captured::Elf(elf)), false) =
+                    (node.captured.as_deref(), is_stub_dir(dir))
+                {
                     libraries
-                        .entry(soname.unwrap_or_else(|| name.to_owned()))
+                        .entry(elf.soname.clone().unwrap_or_else(|| name.to_owned()))
                         .or_default()
                         .push(LibraryCopy {
                             path: path.to_owned(),
                             size: node.size,
                             layer: node.layer,
+                            build_id: elf.build_id.clone(),
                         });
                 }
                 Kind::CudaRuntime
@@ -142,7 +152,7 @@ impl ContentIndex {
             kinds.push((path.to_owned(), node.size, kind));
         }
         let mut extra_paths = std::collections::HashSet::new();
-        for (soname, mut copies) in libraries {
+        for (soname, mut copies) in merge_same_content(libraries) {
             if copies.len() < 2 {
                 continue;
             }
@@ -176,6 +186,48 @@ impl ContentIndex {
     }
 }
 
+/// Joins the SONAME groups that hold a copy of the same content (same build ID and size): a copy
+/// renamed with its SONAME changed is still a copy. Each joined group keeps the first SONAME (in
+/// sorted order) of its parts.
+fn merge_same_content(
+    by_soname: BTreeMap<String, Vec<LibraryCopy>>,
+) -> BTreeMap<String, Vec<LibraryCopy>> {
+    let mut groups: Vec<(String, Vec<LibraryCopy>)> = by_soname.into_iter().collect();
+    let mut owner: std::collections::HashMap<(String, u64), usize> = Default::default();
+    let mut joined_into: Vec<usize> = (0..groups.len()).collect();
+    for (index, (_, copies)) in groups.iter().enumerate() {
+        for copy in copies {
+            let Some(build_id) = &copy.build_id else {
+                continue;
+            };
+            let first = *owner.entry((build_id.clone(), copy.size)).or_insert(index);
+            let (root_first, root_here) = (root(&joined_into, first), root(&joined_into, index));
+            if root_first != root_here {
+                joined_into[root_first.max(root_here)] = root_first.min(root_here);
+            }
+        }
+    }
+    let mut merged: BTreeMap<String, Vec<LibraryCopy>> = BTreeMap::new();
+    let mut names: Vec<Option<String>> = vec![None; groups.len()];
+    for index in 0..groups.len() {
+        let into = root(&joined_into, index);
+        let name = names[into]
+            .get_or_insert_with(|| groups[into].0.clone())
+            .clone();
+        let copies = std::mem::take(&mut groups[index].1);
+        merged.entry(name).or_default().extend(copies);
+    }
+    merged
+}
+
+/// The group a group was joined into, following the chain.
+fn root(joined_into: &[usize], mut index: usize) -> usize {
+    while joined_into[index] != index {
+        index = joined_into[index];
+    }
+    index
+}
+
 #[derive(Clone, Copy)]
 enum Kind {
     Devel,
@@ -183,4 +235,58 @@ enum Kind {
     Python,
     BaseOs,
     Other,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn copy(path: &str, size: u64, build_id: Option<&str>) -> LibraryCopy {
+        LibraryCopy {
+            path: path.into(),
+            size,
+            layer: 0,
+            build_id: build_id.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn copies_of_the_same_build_join_across_sonames() {
+        let mut by_soname = BTreeMap::new();
+        by_soname.insert(
+            "libcudart-1a2b3c4d.so.12".to_string(),
+            vec![copy("/w/libcudart-1a2b3c4d.so.12", 700, Some("aa"))],
+        );
+        by_soname.insert(
+            "libcudart.so.12".to_string(),
+            vec![
+                copy("/usr/local/cuda/lib64/libcudart.so.12", 700, Some("aa")),
+                copy("/opt/libcudart.so.12", 650, Some("bb")),
+            ],
+        );
+        // Same build ID, another size: not the same bytes (a stripped copy), so not joined.
+        by_soname.insert(
+            "libcublas.so.12".to_string(),
+            vec![copy("/x/libcublas.so.12", 1, Some("aa"))],
+        );
+        by_soname.insert(
+            "libnvrtc.so.12".to_string(),
+            vec![copy("/x/libnvrtc.so.12", 9, None)],
+        );
+        let merged = merge_same_content(by_soname);
+        let names: Vec<&str> = merged.keys().map(String::as_str).collect();
+        assert_eq!(
+            names,
+            [
+                "libcublas.so.12",
+                "libcudart-1a2b3c4d.so.12",
+                "libnvrtc.so.12"
+            ]
+        );
+        assert_eq!(merged["libcudart-1a2b3c4d.so.12"].len(), 3);
+        let copies = &merged["libcudart-1a2b3c4d.so.12"];
+        assert!(copies[0].same_content(&copies[1]));
+        assert!(!copies[1].same_content(&copies[2]));
+        assert!(!copy("/a", 1, None).same_content(&copy("/b", 1, None)));
+    }
 }

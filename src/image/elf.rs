@@ -53,6 +53,10 @@ pub const LIMITS: Limits = Limits {
 
 /// Program headers beyond this many bytes are no real file (65535 × 56 would be 3.5 MiB).
 const MAX_PROGRAM_HEADER_BYTES: u64 = 1024 * 1024;
+/// Note segments beyond this many bytes are not read for a build ID (one is 36 bytes).
+const MAX_NOTE_BYTES: u64 = 64 * 1024;
+/// Bytes between two segments that are alignment padding (notes align to 8 at most).
+const MAX_PADDING: u64 = 15;
 /// A dynamic section beyond this many bytes is no real file (64 Ki entries).
 const MAX_DYNAMIC_BYTES: u64 = 1024 * 1024;
 /// `e_ident`: the magic, class, data encoding, version and ABI bytes before the typed header fields.
@@ -326,6 +330,8 @@ struct Segments {
     loads: Vec<(u64, u64, u64)>,
     interp: Option<(u64, u64)>,
     dynamic: Option<(u64, u64)>,
+    /// `(offset, filesz, align)` of each PT_NOTE.
+    notes: Vec<(u64, u64, u64)>,
 }
 
 impl Segments {
@@ -352,7 +358,10 @@ fn read_class<Elf: FileHeader<Endian = Endianness>>(
     reader: &mut Forward<'_>,
     ident: &[u8; IDENT_SIZE],
     class: ElfClass,
-) -> Result<ElfFacts, ElfError> {
+) -> Result<ElfFacts, ElfError>
+where
+    Elf::Word: From<u32>,
+{
     let header_size = std::mem::size_of::<Elf>();
     let mut header_bytes = ident.to_vec();
     header_bytes.resize(header_size, 0);
@@ -375,12 +384,14 @@ fn read_class<Elf: FileHeader<Endian = Endianness>>(
         rpath: Vec::new(),
         runpath: Vec::new(),
         interpreter: None,
+        build_id: None,
         unread: Vec::new(),
     };
     if e_type != elf::ET_EXEC && e_type != elf::ET_DYN {
         return Ok(facts);
     }
     let segments = read_segments::<Elf>(reader, header, endian)?;
+    read_header_segments::<Elf>(reader, endian, &segments, &mut facts)?;
     let has_interp = segments.interp.is_some();
     if let Some((offset, len)) = segments.dynamic {
         read_dynamic::<Elf>(reader, endian, &segments, offset, len, &mut facts)?;
@@ -402,6 +413,61 @@ fn read_class<Elf: FileHeader<Endian = Endianness>>(
     Ok(facts)
 }
 
+/// The segments that linkers put right after the program headers, PT_INTERP and the notes, read
+/// while they follow on from the reader's position (gaps of alignment padding aside), so reading them
+/// never skips a byte the dynamic section's strings may need. Sets the interpreter and the GNU build
+/// ID (`NT_GNU_BUILD_ID`, lowercase hex: what identifies a build's content). A malformed note is no
+/// build ID.
+fn read_header_segments<Elf: FileHeader<Endian = Endianness>>(
+    reader: &mut Forward<'_>,
+    endian: Endianness,
+    segments: &Segments,
+    facts: &mut ElfFacts,
+) -> Result<(), ElfError>
+where
+    Elf::Word: From<u32>,
+{
+    let mut chain: Vec<(u64, u64, Option<u64>)> = segments
+        .notes
+        .iter()
+        .map(|&(offset, len, align)| (offset, len, Some(align)))
+        .chain(segments.interp.map(|(offset, len)| (offset, len, None)))
+        .collect();
+    chain.sort_unstable();
+    for (offset, len, note_align) in chain {
+        let gap = offset.checked_sub(reader.position());
+        if !gap.is_some_and(|gap| gap <= MAX_PADDING) || len > MAX_NOTE_BYTES {
+            break;
+        }
+        let bytes = reader.bytes_at(offset, len)?;
+        let Some(align) = note_align else {
+            facts.interpreter = Some(interpreter(bytes));
+            continue;
+        };
+        // NoteIterator takes 4 or 8; binutils reads anything below 4 as 4.
+        let align: u32 = if align == 8 { 8 } else { 4 };
+        let Ok(mut notes) =
+            object::read::elf::NoteIterator::<Elf>::new(endian, align.into(), &bytes)
+        else {
+            continue;
+        };
+        while let Ok(Some(note)) = notes.next() {
+            if facts.build_id.is_none()
+                && note.name() == elf::ELF_NOTE_GNU
+                && note.n_type(endian) == elf::NT_GNU_BUILD_ID
+            {
+                facts.build_id = Some(
+                    note.desc()
+                        .iter()
+                        .map(|byte| format!("{byte:02x}"))
+                        .collect(),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn interpreter(bytes: Vec<u8>) -> String {
     let len = bytes
         .iter()
@@ -419,6 +485,7 @@ fn read_segments<Elf: FileHeader<Endian = Endianness>>(
         loads: Vec::new(),
         interp: None,
         dynamic: None,
+        notes: Vec::new(),
     };
     let count = header.e_phnum(endian);
     if count == 0 {
@@ -450,6 +517,11 @@ fn read_segments<Elf: FileHeader<Endian = Endianness>>(
             }
             elf::PT_INTERP => segments.interp = Some((offset, filesz)),
             elf::PT_DYNAMIC => segments.dynamic = Some((offset, filesz)),
+            elf::PT_NOTE => {
+                segments
+                    .notes
+                    .push((offset, filesz, program_header.p_align(endian).into()))
+            }
             _ => {}
         }
     }

@@ -42,6 +42,10 @@ pub struct ElfFacts {
     pub runpath: Vec<String>,
     /// PT_INTERP, for executables.
     pub interpreter: Option<String>,
+    /// The GNU build ID (lowercase hex): two files with the same one are the same build, whatever
+    /// their names and SONAMEs (auditwheel renames copies and their SONAMEs; the build ID stays).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub build_id: Option<String>,
     /// Strings of the dynamic section that a forward-only pass could not keep (a huge library whose
     /// string table lies far before `.dynamic` and holds an unusual name). Their places above hold
     /// nothing (`needed` holds `""` at the entry's index) until `elf::complete` reads them in a second,
@@ -139,4 +143,9 @@ pub trait FileBytes: Read {
     fn position(&self) -> u64;
     /// Advance to `offset` (never backwards; an offset behind the position is an error).
     fn skip_to(&mut self, offset: u64) -> io::Result<()>;
+    /// Go back to the start of the file for a second pass; `Ok(false)` where the source cannot (a
+    /// compressed stream), and the position is then unchanged.
+    fn rewind(&mut self) -> io::Result<bool> {
+        Ok(false)
+    }
 }

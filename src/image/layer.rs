@@ -4,14 +4,19 @@
 //! goes past the content probe once; nothing is written to disk. Layers are read independently (in
 //! parallel where the source allows) and applied in manifest order by `fs.rs`.
 
+use std::collections::{HashMap, VecDeque};
+use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
+use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::facts::{Captured, FileBytes};
+use super::elf;
+use super::facts::{Captured, ElfFacts, FileBytes};
+use super::positional::{hash_range, RangeBytes, RangeReader};
 use super::probe;
 
 /// How a layer blob is compressed, from its first bytes.
@@ -173,25 +178,59 @@ impl<R> TarRead<R> {
 /// Reads the tar entries from `tar`, then drains it so the diff ID covers every byte.
 fn read_tar<R: Read>(tar: R) -> anyhow::Result<TarRead<R>> {
     let mut archive = tar::Archive::new(HashingReader::new(tar));
-    let mut entries = Vec::new();
-    let mut clamped = Vec::new();
-    for (index, entry) in archive
-        .entries()
-        .context("reading the layer tar")?
-        .enumerate()
-    {
+    let walked = walk_entries(
+        archive.entries().context("reading the layer tar")?,
+        |path, entry| {
+            let size = entry.size();
+            let mut bytes = EntryBytes {
+                entry,
+                size,
+                position: 0,
+            };
+            probe::probe(path, &mut bytes)
+        },
+    )?;
+    let mut rest = archive.into_inner();
+    io::copy(&mut rest, &mut io::sink()).context("reading the end of the layer tar")?;
+    let (diff_id, size) = rest.digest();
+    Ok(TarRead {
+        entries: walked.entries,
+        clamped: walked.clamped,
+        diff_id,
+        size,
+        rest: rest.inner,
+    })
+}
+
+/// What one walk over a layer's tar entries found.
+struct Walked {
+    entries: Vec<LayerEntry>,
+    clamped: Vec<String>,
+}
+
+/// Turns each tar entry into the change it makes; `probe_file` is handed every regular file (its
+/// normalised path and its entry) and says what to keep of it.
+fn walk_entries<'a, R: Read + 'a>(
+    entries: tar::Entries<'a, R>,
+    mut probe_file: impl FnMut(&str, &mut tar::Entry<'a, R>) -> io::Result<Option<Captured>>,
+) -> anyhow::Result<Walked> {
+    let mut walked = Walked {
+        entries: Vec::new(),
+        clamped: Vec::new(),
+    };
+    for (index, entry) in entries.enumerate() {
         let mut entry = entry.with_context(|| format!("layer tar entry {}", index + 1))?;
         let raw_name = String::from_utf8_lossy(&entry.path_bytes()).into_owned();
         let (path, escaped) = normalize(&raw_name);
         if escaped {
-            clamped.push(raw_name.clone());
+            walked.clamped.push(raw_name.clone());
         }
         let mode = entry.header().mode().unwrap_or(0o644);
         let base = path.rsplit('/').next().unwrap_or("");
         let parent = &path[..path.len() - base.len()];
         if base == ".wh..wh..opq" {
             let dir = parent.trim_end_matches('/');
-            entries.push(LayerEntry {
+            walked.entries.push(LayerEntry {
                 path: if dir.is_empty() {
                     "/".into()
                 } else {
@@ -203,7 +242,7 @@ fn read_tar<R: Read>(tar: R) -> anyhow::Result<TarRead<R>> {
             continue;
         }
         if let Some(hidden) = base.strip_prefix(".wh.") {
-            entries.push(LayerEntry {
+            walked.entries.push(LayerEntry {
                 path: format!("{parent}{hidden}"),
                 mode,
                 change: Change::Whiteout,
@@ -221,12 +260,7 @@ fn read_tar<R: Read>(tar: R) -> anyhow::Result<TarRead<R>> {
             Change::Hardlink(normalize(&String::from_utf8_lossy(&target)).0)
         } else if kind.is_file() || kind.is_contiguous() || kind.is_gnu_sparse() {
             let size = entry.size();
-            let mut bytes = EntryBytes {
-                entry: &mut entry,
-                size,
-                position: 0,
-            };
-            let captured = probe::probe(&path, &mut bytes)
+            let captured = probe_file(&path, &mut entry)
                 .with_context(|| format!("reading {path} in the layer"))?;
             Change::File {
                 size,
@@ -240,18 +274,164 @@ fn read_tar<R: Read>(tar: R) -> anyhow::Result<TarRead<R>> {
         if path == "/" && change == Change::Dir {
             continue;
         }
-        entries.push(LayerEntry { path, mode, change });
+        walked.entries.push(LayerEntry { path, mode, change });
     }
-    let mut rest = archive.into_inner();
-    io::copy(&mut rest, &mut io::sink()).context("reading the end of the layer tar")?;
-    let (diff_id, size) = rest.digest();
-    Ok(TarRead {
-        entries,
-        clamped,
-        diff_id,
-        size,
-        rest: rest.inner,
+    Ok(walked)
+}
+
+/// Reads the layer blob at `[start, start + len)` of `file`, which can be read at any offset. An
+/// uncompressed layer is read in two threads: one hashes every byte in large reads while the other
+/// walks the tar headers, seeking over contents and reading only what the probe asks for (and going
+/// back for the ELF reader's second pass). The facts are returned only when the digest matches. A
+/// compressed blob is decoded as a stream, and read a second time, should any ELF string lie behind
+/// the first pass.
+pub fn read_layer_at(
+    file: &File,
+    start: u64,
+    len: u64,
+    expected: &ExpectedDigests,
+) -> anyhow::Result<LayerContents> {
+    let mut head = [0u8; 4];
+    let head_len = (len as usize).min(head.len());
+    file.read_exact_at(&mut head[..head_len], start)
+        .context("reading the layer blob")?;
+    let compression = Compression::sniff(&head[..head_len]);
+    if compression != Compression::None {
+        let mut layer = read_layer(RangeReader::new(file, start, len), expected)?;
+        if needs_completion(&layer) {
+            complete_unread(RangeReader::new(file, start, len), &mut layer)?;
+        }
+        return Ok(layer);
+    }
+    let (walked, digest) = std::thread::scope(|scope| {
+        let hashing = scope.spawn(|| hash_range(file, start, len));
+        let walked = walk_seeking(file, start, len);
+        (walked, hashing.join())
+    });
+    let digest = match digest {
+        Ok(digest) => digest.context("reading the layer blob")?,
+        Err(_) => bail!("hashing the layer blob failed"),
+    };
+    check_digest("blob", &digest, expected.blob.as_deref())?;
+    check_digest(
+        "uncompressed layer (diff ID)",
+        &digest,
+        expected.diff_id.as_deref(),
+    )?;
+    let walked = walked?;
+    Ok(LayerContents {
+        entries: walked.entries,
+        blob_digest: digest.clone(),
+        diff_id: digest,
+        compression,
+        blob_size: len,
+        tar_size: len,
+        clamped_names: walked.clamped,
     })
+}
+
+/// Walks an uncompressed layer's headers, seeking over contents; each regular file is probed through
+/// its own reader at its offset. An entry whose contents run past the blob is a truncated layer.
+fn walk_seeking(file: &File, start: u64, len: u64) -> anyhow::Result<Walked> {
+    let mut archive = tar::Archive::new(RangeReader::new(file, start, len));
+    let entries = archive
+        .entries_with_seek()
+        .context("reading the layer tar")?;
+    walk_entries(entries, |path, entry| {
+        let size = entry.size();
+        if entry.header().entry_type().is_gnu_sparse() {
+            // The stored bytes of a sparse file are not the file: read it through the tar reader.
+            let mut bytes = EntryBytes {
+                entry,
+                size,
+                position: 0,
+            };
+            return probe::probe(path, &mut bytes);
+        }
+        let offset = entry.raw_file_position();
+        if !offset.checked_add(size).is_some_and(|end| end <= len) {
+            return Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                "the file runs past the end of the layer (truncated?)",
+            ));
+        }
+        probe::probe(path, &mut RangeBytes::new(file, start + offset, size))
+    })
+}
+
+/// Whether an ELF string of `layer` was left for a second pass.
+pub fn needs_completion(layer: &LayerContents) -> bool {
+    layer
+        .entries
+        .iter()
+        .any(|entry| unread_elf(entry).is_some())
+}
+
+fn unread_elf(entry: &LayerEntry) -> Option<&ElfFacts> {
+    match &entry.change {
+        Change::File {
+            captured: Some(captured),
+            ..
+        } => match captured.as_ref() {
+            Captured::Elf(facts) if !facts.unread.is_empty() => Some(facts),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The second pass over a layer blob (read again from its start): reads the ELF strings that the
+/// first pass left in `unread`, for those files only, and puts them in place. Everything else streams
+/// past unread; the digests were checked by the first pass.
+pub fn complete_unread(blob: impl Read, layer: &mut LayerContents) -> anyhow::Result<()> {
+    let mut waiting: HashMap<String, VecDeque<usize>> = HashMap::new();
+    for (index, entry) in layer.entries.iter().enumerate() {
+        if unread_elf(entry).is_some() {
+            waiting
+                .entry(entry.path.clone())
+                .or_default()
+                .push_back(index);
+        }
+    }
+    let mut raw = BufReader::with_capacity(256 * 1024, blob);
+    let compression = Compression::sniff(raw.fill_buf().context("reading the layer blob")?);
+    let tar: Box<dyn Read> = match compression {
+        Compression::None => Box::new(raw),
+        Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(raw)),
+        Compression::Zstd => Box::new(
+            zstd::stream::read::Decoder::with_buffer(raw).context("starting the zstd decoder")?,
+        ),
+    };
+    let mut archive = tar::Archive::new(tar);
+    for entry in archive.entries().context("reading the layer tar again")? {
+        if waiting.is_empty() {
+            break;
+        }
+        let mut entry = entry.context("reading the layer tar again")?;
+        let path = normalize(&String::from_utf8_lossy(&entry.path_bytes())).0;
+        let Some(index) = waiting.get_mut(&path).and_then(VecDeque::pop_front) else {
+            continue;
+        };
+        let Some(mut facts) = unread_elf(&layer.entries[index]).cloned() else {
+            continue;
+        };
+        let size = entry.size();
+        let mut bytes = EntryBytes {
+            entry: &mut entry,
+            size,
+            position: 0,
+        };
+        // A string that cannot be read now is malformed: the library is kept as the first pass saw it.
+        if elf::complete(&mut bytes, &mut facts).is_ok() {
+            if let Change::File { captured, .. } = &mut layer.entries[index].change {
+                *captured = Some(Arc::new(Captured::Elf(facts)));
+            }
+        }
+        if waiting.get(&path).is_some_and(VecDeque::is_empty) {
+            waiting.remove(&path);
+        }
+    }
+    Ok(())
 }
 
 /// `a/./b/../c` → `/a/c`; a `..` at the root stays at the root. Returns whether the name tried to leave

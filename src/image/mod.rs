@@ -26,6 +26,7 @@ pub mod layer;
 pub mod ldso;
 pub mod linkage;
 pub mod lint;
+pub mod positional;
 pub mod probe;
 pub mod provenance;
 pub mod report;

@@ -27,7 +27,16 @@ pub fn probe(path: &str, file: &mut dyn FileBytes) -> io::Result<Option<Captured
         return Ok(Some(Captured::Text(text)));
     }
     // A malformed ELF is no library the loader would open: it is kept as nothing, like any other file.
-    match elf::read_elf(file) {
+    // Strings the forward pass left unread are read now where the source can go back; a stream keeps
+    // them in `unread` for the layer reader's second pass.
+    let read = elf::read_elf(file).and_then(|facts| match facts {
+        Some(mut facts) if !facts.unread.is_empty() && file.rewind()? => {
+            elf::complete(file, &mut facts)?;
+            Ok(Some(facts))
+        }
+        facts => Ok(facts),
+    });
+    match read {
         Ok(facts) => Ok(facts.map(Captured::Elf)),
         Err(elf::ElfError::Io(error)) => Err(error),
         Err(elf::ElfError::Malformed(_)) => Ok(None),

@@ -314,3 +314,16 @@ pub fn readelf_dynamic(
     }
     (soname, needed, rpath, runpath)
 }
+
+/// The GNU build ID that `readelf -n` prints for a file, as the reference.
+pub fn readelf_build_id(path: &Path) -> Option<String> {
+    let out = Command::new("readelf")
+        .arg("-nW")
+        .arg(path)
+        .output()
+        .expect("readelf runs");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|line| line.split_once("Build ID: "))
+        .map(|(_, id)| id.trim().to_owned())
+}

@@ -1,6 +1,7 @@
-//! CU211 duplicate-cuda-libraries: the same CUDA library (same SONAME) is shipped in several places,
-//! e.g. the toolkit's `lib64` and a pip `nvidia-*` wheel. The loader uses one of them per process;
-//! the others are bytes to save (and a version skew waiting to happen).
+//! CU211 duplicate-cuda-libraries: the same CUDA library is shipped in several places (the same
+//! SONAME, or the same content, by GNU build ID, under another name), e.g. the toolkit's `lib64` and
+//! a pip `nvidia-*` wheel. The loader uses one of them per process; the others are bytes to save
+//! (and, when they are different builds, a version skew waiting to happen).
 
 use super::{human_bytes, ImageContext, ImageRule};
 use crate::checks::{Category, FixAvailability, RuleMeta};
@@ -26,13 +27,18 @@ impl ImageRule for DuplicateCudaLibraries {
     fn check(&self, ctx: &ImageContext<'_>, out: &mut Vec<Diagnostic>) {
         for group in &ctx.image.content.duplicates {
             for extra in &group.extra {
+                let kinship = if extra.same_content(&group.kept) {
+                    "an identical copy (same build ID)"
+                } else {
+                    "a different build"
+                };
                 out.push(
                     ctx.finding_at(
                         &META,
                         extra.layer,
                         &extra.path,
                         format!(
-                            "`{}` ({}) is also shipped at {}: {} could be saved",
+                            "`{}` ({}) is also shipped at {}, {kinship}: {} could be saved",
                             group.soname,
                             human_bytes(extra.size),
                             group.kept.path,

@@ -32,6 +32,9 @@ pub trait BlobStore: Sync {
     }
     /// A reader over file `name`.
     fn open(&self, name: &str) -> anyhow::Result<Box<dyn Read + Send + '_>>;
+    /// Where file `name`'s bytes are: an open file, the offset of its first byte and its length, so
+    /// that it can be read at any offset by several threads at once.
+    fn locate(&self, name: &str) -> anyhow::Result<(File, u64, u64)>;
     /// The size of file `name` in bytes.
     fn size(&self, name: &str) -> anyhow::Result<u64>;
     /// The first `len` bytes of file `name` (fewer when it is shorter), read without buffering the
@@ -117,6 +120,14 @@ impl BlobStore for TarStore {
             file.take(size),
         )))
     }
+    fn locate(&self, name: &str) -> anyhow::Result<(File, u64, u64)> {
+        let Some(&(offset, size)) = self.entries.get(name) else {
+            bail!("{}: the archive has no {name}", self.path.display());
+        };
+        let file =
+            File::open(&self.path).with_context(|| format!("opening {}", self.path.display()))?;
+        Ok((file, offset, size))
+    }
     fn size(&self, name: &str) -> anyhow::Result<u64> {
         match self.entries.get(name) {
             Some(&(_, size)) => Ok(size),
@@ -164,6 +175,17 @@ impl BlobStore for DirStore {
         };
         let file = File::open(&path).with_context(|| format!("opening {}", path.display()))?;
         Ok(Box::new(io::BufReader::with_capacity(1 << 20, file)))
+    }
+    fn locate(&self, name: &str) -> anyhow::Result<(File, u64, u64)> {
+        let Some(path) = self.path(name) else {
+            bail!("{name}: a blob name outside {}", self.root.display());
+        };
+        let file = File::open(&path).with_context(|| format!("opening {}", path.display()))?;
+        let len = file
+            .metadata()
+            .with_context(|| format!("{}", path.display()))?
+            .len();
+        Ok((file, 0, len))
     }
     fn size(&self, name: &str) -> anyhow::Result<u64> {
         let Some(path) = self.path(name) else {

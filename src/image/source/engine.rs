@@ -22,7 +22,10 @@ use sha2::{Digest, Sha256};
 use super::{LoadOptions, LoadedImage};
 use crate::image::cache::BlobInfo;
 use crate::image::config::ImageConfig;
-use crate::image::layer::{read_layer, Compression, ExpectedDigests, HashingReader, LayerContents};
+use crate::image::layer::{
+    complete_unread, needs_completion, read_layer, Compression, ExpectedDigests, HashingReader,
+    LayerContents,
+};
 
 /// Seconds before a request to the engine gives up (an export of a large image takes minutes).
 const REQUEST_TIMEOUT_S: u64 = 3600;
@@ -62,36 +65,36 @@ pub fn load(name: &str, options: &LoadOptions) -> anyhow::Result<LoadedImage> {
         .unwrap_or_default();
     let mut config = inspect_config(&inspect);
 
-    let (sender, receiver) = mpsc::sync_channel::<io::Result<bytes_chunk::Chunk>>(CHANNEL_CHUNKS);
     let wanted = diff_ids.clone();
     let id_hex = image_id.trim_start_matches("sha256:").to_string();
     let reader_options = options.clone();
-    let reader = std::thread::spawn(move || {
-        read_export(
-            ChannelReader::new(receiver),
-            &wanted,
-            &id_hex,
-            &reader_options,
-        )
+    let read = stream_export(&runtime, &docker, &image_id, name, move |stream| {
+        read_export(stream, &wanted, &id_hex, &reader_options)
     });
-    let mut stream = docker.export_image(&image_id);
-    let streamed: anyhow::Result<()> = runtime.block_on(async {
-        while let Some(chunk) = stream.next().await {
-            let chunk =
-                chunk.with_context(|| format!("{name}: the engine's export stream failed"))?;
-            if sender.send(Ok(chunk.to_vec())).is_err() {
-                break; // the reader stopped (an error it reports)
+    let export = read.with_context(|| format!("{name}: reading the export stream"))?;
+    let (mut layers_by_id, config_blob) = (export.layers, export.config);
+    // ELF strings a stream could not keep (rare): one more export, reading only those layers.
+    let incomplete: Vec<(&String, &String)> = export
+        .blob_names
+        .iter()
+        .filter(|(_, diff_id)| layers_by_id.get(*diff_id).is_some_and(needs_completion))
+        .collect();
+    let pending: HashMap<String, LayerContents> = incomplete
+        .into_iter()
+        .filter_map(|(blob, diff_id)| Some((blob.clone(), layers_by_id.remove(diff_id)?)))
+        .collect();
+    if !pending.is_empty() {
+        let completed = stream_export(&runtime, &docker, &image_id, name, move |stream| {
+            complete_export(stream, pending)
+        })
+        .with_context(|| format!("{name}: reading the export stream a second time"))?;
+        for layer in completed {
+            if let Some(cache) = options.cache.as_deref() {
+                cache.put(&layer);
             }
+            layers_by_id.insert(layer.diff_id.clone(), layer);
         }
-        Ok(())
-    });
-    drop(sender);
-    let read = reader
-        .join()
-        .map_err(|_| anyhow::anyhow!("the export reader panicked"))?;
-    streamed?;
-    let (mut layers_by_id, config_blob) =
-        read.with_context(|| format!("{name}: reading the export stream"))?;
+    }
     if let Some(blob) = config_blob {
         // The config blob has the full history (with empty_layer); the inspect's config is the same
         // document's env and labels.
@@ -137,7 +140,15 @@ fn inspect_config(inspect: &bollard::models::ImageInspect) -> ImageConfig {
     }
 }
 
-type ExportRead = (HashMap<String, LayerContents>, Option<Vec<u8>>);
+/// What one pass over an export stream read.
+struct ExportRead {
+    /// The image's layers by diff ID.
+    layers: HashMap<String, LayerContents>,
+    /// The config blob, when the stream holds it.
+    config: Option<Vec<u8>>,
+    /// The stream's name of each layer blob read, and its diff ID.
+    blob_names: HashMap<String, String>,
+}
 
 /// Reads a `docker save` stream (legacy or OCI layout) front to back: layer blobs whose diff ID the
 /// image lists are kept, the config blob named by the image ID too; everything else is skipped.
@@ -156,6 +167,7 @@ fn read_export(
     let mut archive = tar::Archive::new(stream);
     let mut layers = HashMap::new();
     let mut config = None;
+    let mut blob_names = HashMap::new();
     for entry in archive
         .entries()
         .context("the export is not a tar stream")?
@@ -217,7 +229,10 @@ fn read_export(
                     if named.is_none() {
                         cache.count_miss();
                     }
-                    cache.put(&layer);
+                    // A layer awaiting its second pass is cached once that is done.
+                    if !needs_completion(&layer) {
+                        cache.put(&layer);
+                    }
                 }
                 layer
             }
@@ -226,10 +241,78 @@ fn read_export(
             report(layer.blob_size);
         }
         if wanted.contains(&layer.diff_id) {
+            blob_names.insert(name, layer.diff_id.clone());
             layers.insert(layer.diff_id.clone(), layer);
         }
     }
-    Ok((layers, config))
+    Ok(ExportRead {
+        layers,
+        config,
+        blob_names,
+    })
+}
+
+/// The second pass over an export stream: each blob named in `pending` is read again for the ELF
+/// strings its first pass left (see [`complete_unread`]); everything else streams past.
+fn complete_export(
+    stream: impl Read,
+    mut pending: HashMap<String, LayerContents>,
+) -> anyhow::Result<Vec<LayerContents>> {
+    let mut completed = Vec::new();
+    let mut archive = tar::Archive::new(stream);
+    for entry in archive
+        .entries()
+        .context("the export is not a tar stream")?
+    {
+        if pending.is_empty() {
+            break;
+        }
+        let entry = entry.context("a damaged tar header in the export stream")?;
+        let name = String::from_utf8_lossy(&entry.path_bytes())
+            .trim_start_matches("./")
+            .to_string();
+        if let Some(mut layer) = pending.remove(&name) {
+            complete_unread(entry, &mut layer)
+                .with_context(|| format!("layer {name} of the export"))?;
+            completed.push(layer);
+        }
+    }
+    anyhow::ensure!(
+        pending.is_empty(),
+        "the second export stream lacks {} layer blob(s) of the first",
+        pending.len()
+    );
+    Ok(completed)
+}
+
+/// Streams the engine's export of `image_id` into `consume` on another thread, as it arrives: the
+/// async stream feeds a bounded channel that `consume` reads as a plain `Read`.
+fn stream_export<T: Send + 'static>(
+    runtime: &tokio::runtime::Runtime,
+    docker: &Docker,
+    image_id: &str,
+    name: &str,
+    consume: impl FnOnce(ChannelReader) -> anyhow::Result<T> + Send + 'static,
+) -> anyhow::Result<T> {
+    let (sender, receiver) = mpsc::sync_channel::<io::Result<bytes_chunk::Chunk>>(CHANNEL_CHUNKS);
+    let reader = std::thread::spawn(move || consume(ChannelReader::new(receiver)));
+    let mut stream = docker.export_image(image_id);
+    let streamed: anyhow::Result<()> = runtime.block_on(async {
+        while let Some(chunk) = stream.next().await {
+            let chunk =
+                chunk.with_context(|| format!("{name}: the engine's export stream failed"))?;
+            if sender.send(Ok(chunk.to_vec())).is_err() {
+                break; // the reader stopped (an error it reports)
+            }
+        }
+        Ok(())
+    });
+    drop(sender);
+    let read = reader
+        .join()
+        .map_err(|_| anyhow::anyhow!("the export reader panicked"))?;
+    streamed?;
+    read
 }
 
 /// A `Read` over chunks arriving on a channel.

@@ -20,7 +20,7 @@ pub use layout::Platform;
 
 use super::cache::{BlobInfo, LayerCache};
 use super::config::ImageConfig;
-use super::layer::{read_layer, Compression, ExpectedDigests, LayerContents};
+use super::layer::{read_layer_at, Compression, ExpectedDigests, LayerContents};
 
 /// A parsed image reference.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -243,7 +243,7 @@ fn read_planned_layer(
     cache: Option<&LayerCache>,
 ) -> anyhow::Result<LayerContents> {
     let Some(cache) = cache else {
-        return read_layer(store.open(name)?, expected);
+        return read_blob(store, name, expected);
     };
     let blob = expected
         .diff_id
@@ -259,9 +259,19 @@ fn read_planned_layer(
         }
         _ => cache.count_miss(),
     }
-    let layer = read_layer(store.open(name)?, expected)?;
+    let layer = read_blob(store, name, expected)?;
     cache.put(&layer);
     Ok(layer)
+}
+
+/// Layer blob `name` of `store`, read at offsets (see [`read_layer_at`]).
+fn read_blob(
+    store: &dyn BlobStore,
+    name: &str,
+    expected: &ExpectedDigests,
+) -> anyhow::Result<LayerContents> {
+    let (file, start, len) = store.locate(name)?;
+    read_layer_at(&file, start, len, expected)
 }
 
 /// What the report says of a blob, found without reading it: its size from the store, its

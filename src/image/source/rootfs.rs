@@ -115,4 +115,9 @@ impl FileBytes for SeekableFile {
         self.position = offset;
         Ok(())
     }
+    fn rewind(&mut self) -> io::Result<bool> {
+        self.file.seek(SeekFrom::Start(0))?;
+        self.position = 0;
+        Ok(true)
+    }
 }
