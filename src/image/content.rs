@@ -37,9 +37,14 @@ pub struct LibraryCopy {
 }
 
 impl LibraryCopy {
-    /// Whether `other` holds the same bytes: the same build ID and size.
-    pub fn same_content(&self, other: &LibraryCopy) -> bool {
-        self.build_id.is_some() && self.build_id == other.build_id && self.size == other.size
+    /// Whether `other` holds the same bytes (the same build ID and size), a different build (both
+    /// have build IDs, and they or the sizes differ), or `None`: a copy without a build ID cannot be
+    /// compared.
+    pub fn same_content(&self, other: &LibraryCopy) -> Option<bool> {
+        match (&self.build_id, &other.build_id) {
+            (Some(mine), Some(theirs)) => Some(mine == theirs && self.size == other.size),
+            _ => None,
+        }
     }
 }
 
@@ -285,8 +290,11 @@ mod tests {
         );
         assert_eq!(merged["libcudart-1a2b3c4d.so.12"].len(), 3);
         let copies = &merged["libcudart-1a2b3c4d.so.12"];
-        assert!(copies[0].same_content(&copies[1]));
-        assert!(!copies[1].same_content(&copies[2]));
-        assert!(!copy("/a", 1, None).same_content(&copy("/b", 1, None)));
+        assert_eq!(copies[0].same_content(&copies[1]), Some(true));
+        assert_eq!(copies[1].same_content(&copies[2]), Some(false));
+        assert_eq!(
+            copy("/a", 1, None).same_content(&copy("/b", 1, Some("aa"))),
+            None
+        );
     }
 }

@@ -27,10 +27,10 @@ impl ImageRule for DuplicateCudaLibraries {
     fn check(&self, ctx: &ImageContext<'_>, out: &mut Vec<Diagnostic>) {
         for group in &ctx.image.content.duplicates {
             for extra in &group.extra {
-                let kinship = if extra.same_content(&group.kept) {
-                    "an identical copy (same build ID)"
-                } else {
-                    "a different build"
+                let kinship = match extra.same_content(&group.kept) {
+                    Some(true) => "an identical copy (same build ID)",
+                    Some(false) => "a different build (another build ID)",
+                    None => "not compared (no build ID)",
                 };
                 out.push(
                     ctx.finding_at(
