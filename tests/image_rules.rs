@@ -319,3 +319,42 @@ fn with_the_dockerfile_a_finding_points_at_the_instruction_that_made_its_layer()
                 == line_of("cuda_runtime/include/") as u64
         ));
 }
+
+#[test]
+fn a_copy_vendored_under_another_soname_is_joined_by_its_build_id() {
+    let Some(env) = ImageEnv::get("image_rules") else {
+        return;
+    };
+    let image = env.fixture("vendored-copy");
+    let output = Command::new(env!("CARGO_BIN_EXE_cudalint"))
+        .args(["image", "--quiet", "--no-config", "--format", "json"])
+        .arg(format!("oci:{}", image.oci_layout.display()))
+        .output()
+        .unwrap();
+    let json: Value = serde_json::from_slice(&output.stdout).expect("JSON output");
+    let duplicates: Vec<String> = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|finding| finding["code"] == "CU211")
+        .map(|finding| {
+            format!(
+                "{} | {}",
+                finding["location"]["path"].as_str().unwrap_or_default(),
+                finding["message"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    // One copy is the wheel's libcudart.so.12, the other the vendored libcudart-<hash>.so.12.
+    assert_eq!(duplicates.len(), 1, "{duplicates:?}");
+    let finding = &duplicates[0];
+    assert!(
+        finding.contains("/nvidia/cuda_runtime/lib/libcudart.so.12")
+            && finding.contains("/cuda_app.libs/libcudart-"),
+        "{finding}"
+    );
+    assert!(
+        finding.contains("the same build (same build ID)"),
+        "{finding}"
+    );
+}

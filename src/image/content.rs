@@ -29,26 +29,28 @@ pub struct DevelFile {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LibraryCopy {
     pub path: String,
+    /// Its SONAME (its file name when it has none).
+    pub soname: String,
     pub size: u64,
     pub layer: usize,
-    /// Its GNU build ID, when it has one: copies with the same one are the same content.
+    /// Its GNU build ID, when it has one: copies with the same one are the same build.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub build_id: Option<String>,
 }
 
 impl LibraryCopy {
-    /// Whether `other` holds the same bytes (the same build ID and size), a different build (both
-    /// have build IDs, and they or the sizes differ), or `None`: a copy without a build ID cannot be
-    /// compared.
-    pub fn same_content(&self, other: &LibraryCopy) -> Option<bool> {
+    /// Whether `other` is the same build (the same build ID, whatever the size: `patchelf` and
+    /// `strip` change the bytes around the code, not the build ID), a different build (both have
+    /// build IDs, and they differ), or `None`: a copy without a build ID cannot be compared.
+    pub fn same_build(&self, other: &LibraryCopy) -> Option<bool> {
         match (&self.build_id, &other.build_id) {
-            (Some(mine), Some(theirs)) => Some(mine == theirs && self.size == other.size),
+            (Some(mine), Some(theirs)) => Some(mine == theirs),
             _ => None,
         }
     }
 }
 
-/// The same CUDA library in several places: the same SONAME, or the same content (build ID) under
+/// The same CUDA library in several places: the same SONAME, or the same build (build ID) under
 /// other names and SONAMEs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct DuplicateGroup {
@@ -134,11 +136,13 @@ impl ContentIndex {
                 if let (Some(Captured::Elf(elf)), false) =
                     (node.captured.as_deref(), is_stub_dir(dir))
                 {
+                    let soname = elf.soname.clone().unwrap_or_else(|| name.to_owned());
                     libraries
-                        .entry(elf.soname.clone().unwrap_or_else(|| name.to_owned()))
+                        .entry(soname.clone())
                         .or_default()
                         .push(LibraryCopy {
                             path: path.to_owned(),
+                            soname,
                             size: node.size,
                             layer: node.layer,
                             build_id: elf.build_id.clone(),
@@ -157,7 +161,7 @@ impl ContentIndex {
             kinds.push((path.to_owned(), node.size, kind));
         }
         let mut extra_paths = std::collections::HashSet::new();
-        for (soname, mut copies) in merge_same_content(libraries) {
+        for (soname, mut copies) in merge_same_builds(libraries) {
             if copies.len() < 2 {
                 continue;
             }
@@ -191,21 +195,21 @@ impl ContentIndex {
     }
 }
 
-/// Joins the SONAME groups that hold a copy of the same content (same build ID and size): a copy
-/// renamed with its SONAME changed is still a copy. Each joined group keeps the first SONAME (in
-/// sorted order) of its parts.
-fn merge_same_content(
+/// Joins the SONAME groups that hold a copy of the same build (same build ID): a copy renamed with
+/// its SONAME changed (as `auditwheel repair` vendors one) is still a copy. Each joined group keeps
+/// the first SONAME (in sorted order) of its parts.
+fn merge_same_builds(
     by_soname: BTreeMap<String, Vec<LibraryCopy>>,
 ) -> BTreeMap<String, Vec<LibraryCopy>> {
     let mut groups: Vec<(String, Vec<LibraryCopy>)> = by_soname.into_iter().collect();
-    let mut owner: std::collections::HashMap<(String, u64), usize> = Default::default();
+    let mut owner: std::collections::HashMap<String, usize> = Default::default();
     let mut joined_into: Vec<usize> = (0..groups.len()).collect();
     for (index, (_, copies)) in groups.iter().enumerate() {
         for copy in copies {
             let Some(build_id) = &copy.build_id else {
                 continue;
             };
-            let first = *owner.entry((build_id.clone(), copy.size)).or_insert(index);
+            let first = *owner.entry(build_id.clone()).or_insert(index);
             let (root_first, root_here) = (root(&joined_into, first), root(&joined_into, index));
             if root_first != root_here {
                 joined_into[root_first.max(root_here)] = root_first.min(root_here);
@@ -249,6 +253,7 @@ mod tests {
     fn copy(path: &str, size: u64, build_id: Option<&str>) -> LibraryCopy {
         LibraryCopy {
             path: path.into(),
+            soname: path.rsplit('/').next().unwrap().into(),
             size,
             layer: 0,
             build_id: build_id.map(str::to_owned),
@@ -269,16 +274,20 @@ mod tests {
                 copy("/opt/libcudart.so.12", 650, Some("bb")),
             ],
         );
-        // Same build ID, another size: not the same bytes (a stripped copy), so not joined.
+        // Same build ID, another size (stripped, or patched by patchelf): the same build, joined.
+        by_soname.insert(
+            "libcudart.so.12.9".to_string(),
+            vec![copy("/x/libcudart.so.12.9", 1, Some("aa"))],
+        );
         by_soname.insert(
             "libcublas.so.12".to_string(),
-            vec![copy("/x/libcublas.so.12", 1, Some("aa"))],
+            vec![copy("/x/libcublas.so.12", 1, Some("cc"))],
         );
         by_soname.insert(
             "libnvrtc.so.12".to_string(),
             vec![copy("/x/libnvrtc.so.12", 9, None)],
         );
-        let merged = merge_same_content(by_soname);
+        let merged = merge_same_builds(by_soname);
         let names: Vec<&str> = merged.keys().map(String::as_str).collect();
         assert_eq!(
             names,
@@ -288,12 +297,14 @@ mod tests {
                 "libnvrtc.so.12"
             ]
         );
-        assert_eq!(merged["libcudart-1a2b3c4d.so.12"].len(), 3);
+        // Joined in sorted order: libcudart-1a2b3c4d.so.12, libcudart.so.12 (two), libcudart.so.12.9.
         let copies = &merged["libcudart-1a2b3c4d.so.12"];
-        assert_eq!(copies[0].same_content(&copies[1]), Some(true));
-        assert_eq!(copies[1].same_content(&copies[2]), Some(false));
+        assert_eq!(copies.len(), 4);
+        assert_eq!(copies[0].same_build(&copies[1]), Some(true));
+        assert_eq!(copies[1].same_build(&copies[2]), Some(false));
+        assert_eq!(copies[0].same_build(&copies[3]), Some(true));
         assert_eq!(
-            copy("/a", 1, None).same_content(&copy("/b", 1, Some("aa"))),
+            copy("/a", 1, None).same_build(&copy("/b", 1, Some("aa"))),
             None
         );
     }

@@ -404,6 +404,9 @@ where
             ));
         }
     }
+    if facts.build_id.is_none() {
+        read_notes_ahead::<Elf>(reader, endian, &segments, &mut facts)?;
+    }
     facts.kind = match e_type {
         elf::ET_EXEC => ElfKind::Executable,
         // glibc's libc.so.6 has an interpreter too: a SONAME says shared library first.
@@ -440,32 +443,69 @@ where
             break;
         }
         let bytes = reader.bytes_at(offset, len)?;
-        let Some(align) = note_align else {
-            facts.interpreter = Some(interpreter(bytes));
-            continue;
-        };
-        // NoteIterator takes 4 or 8; binutils reads anything below 4 as 4.
-        let align: u32 = if align == 8 { 8 } else { 4 };
-        let Ok(mut notes) =
-            object::read::elf::NoteIterator::<Elf>::new(endian, align.into(), &bytes)
-        else {
-            continue;
-        };
-        while let Ok(Some(note)) = notes.next() {
-            if facts.build_id.is_none()
-                && note.name() == elf::ELF_NOTE_GNU
-                && note.n_type(endian) == elf::NT_GNU_BUILD_ID
-            {
-                facts.build_id = Some(
-                    note.desc()
-                        .iter()
-                        .map(|byte| format!("{byte:02x}"))
-                        .collect(),
-                );
-            }
+        match note_align {
+            None => facts.interpreter = Some(interpreter(bytes)),
+            Some(align) => read_build_id::<Elf>(endian, align, &bytes, facts),
         }
     }
     Ok(())
+}
+
+/// The note segments from the reader's position on, once the dynamic section is done with, so
+/// skipping ahead loses nothing: where `patchelf` moved a note (to the end of the file) when it
+/// rewrote a SONAME, as `auditwheel repair` does.
+fn read_notes_ahead<Elf: FileHeader<Endian = Endianness>>(
+    reader: &mut Forward<'_>,
+    endian: Endianness,
+    segments: &Segments,
+    facts: &mut ElfFacts,
+) -> Result<(), ElfError>
+where
+    Elf::Word: From<u32>,
+{
+    let mut notes = segments.notes.clone();
+    notes.sort_unstable();
+    for (offset, len, align) in notes {
+        if facts.build_id.is_some() {
+            break;
+        }
+        if offset < reader.position() || len > MAX_NOTE_BYTES {
+            continue;
+        }
+        let bytes = reader.bytes_at(offset, len)?;
+        read_build_id::<Elf>(endian, align, &bytes, facts);
+    }
+    Ok(())
+}
+
+/// Sets `facts.build_id` from the GNU build-ID note among `notes` (one note segment's bytes), if any.
+fn read_build_id<Elf: FileHeader<Endian = Endianness>>(
+    endian: Endianness,
+    align: u64,
+    notes: &[u8],
+    facts: &mut ElfFacts,
+) where
+    Elf::Word: From<u32>,
+{
+    // NoteIterator takes 4 or 8; binutils reads anything below 4 as 4.
+    let align: u32 = if align == 8 { 8 } else { 4 };
+    let Ok(mut notes) = object::read::elf::NoteIterator::<Elf>::new(endian, align.into(), notes)
+    else {
+        return;
+    };
+    while let Ok(Some(note)) = notes.next() {
+        if facts.build_id.is_none()
+            && note.name() == elf::ELF_NOTE_GNU
+            && note.n_type(endian) == elf::NT_GNU_BUILD_ID
+        {
+            facts.build_id = Some(
+                note.desc()
+                    .iter()
+                    .map(|byte| format!("{byte:02x}"))
+                    .collect(),
+            );
+        }
+    }
 }
 
 fn interpreter(bytes: Vec<u8>) -> String {

@@ -24,6 +24,7 @@ struct File {
 struct Tables {
     devel: Vec<DevelGroup>,
     cuda_libraries: LibraryStems,
+    vendored_names: VendoredNames,
     driver: DriverFiles,
     cupti_on_demand: Vec<CuptiOnDemand>,
     cuda_runtime: PathGroup,
@@ -45,6 +46,15 @@ struct DevelGroup {
 #[serde(deny_unknown_fields)]
 struct LibraryStems {
     stems: Vec<String>,
+    source: String,
+}
+
+/// How a wheel repair tool renames the libraries it vendors.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct VendoredNames {
+    /// The hex digits of the hash inserted before the first `.` (`libcudart-e409450e.so.11.0`).
+    hash_hex_digits: usize,
     source: String,
 }
 
@@ -93,6 +103,8 @@ pub struct ImageContent {
     devel: Vec<DevelCategory>,
     devel_globs: Vec<GlobSet>,
     library_stems: Vec<String>,
+    /// Hex digits of the hash a wheel repair tool inserts into a vendored library's name.
+    vendored_hash_digits: usize,
     pub library_source: String,
     driver_programs: Vec<String>,
     pub driver_source: String,
@@ -167,6 +179,7 @@ impl ImageContent {
         {
             return Err(format!("library stem {stem:?} must end in .so"));
         }
+        need_source("vendored_names", &tables.vendored_names.source)?;
         need_source("driver", &tables.driver.source)?;
         need_source("cuda_runtime", &tables.cuda_runtime.source)?;
         need_source("launcher_loaded", &tables.launcher_loaded.source)?;
@@ -192,6 +205,7 @@ impl ImageContent {
                 .collect(),
             devel_globs,
             library_stems: tables.cuda_libraries.stems,
+            vendored_hash_digits: tables.vendored_names.hash_hex_digits,
             library_source: tables.cuda_libraries.source,
             driver_programs: tables.driver.programs,
             driver_source: tables.driver.source,
@@ -224,6 +238,7 @@ impl ImageContent {
 
     /// The CUDA library stem (`libcudart.so`) a file name or SONAME belongs to.
     pub fn cuda_library_stem(&self, name: &str) -> Option<&str> {
+        let name = self.unvendored(name);
         self.library_stems
             .iter()
             .find(|stem| {
@@ -231,6 +246,30 @@ impl ImageContent {
                     .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
             })
             .map(String::as_str)
+    }
+
+    /// `name` without the hash a wheel repair tool inserted before its first `.`
+    /// (`libcudart-e409450e.so.11.0` → `libcudart.so.11.0`); other names as they are.
+    pub fn unvendored<'n>(&self, name: &'n str) -> std::borrow::Cow<'n, str> {
+        let digits = self.vendored_hash_digits;
+        let Some(dot) = name.find('.') else {
+            return name.into();
+        };
+        let base = &name[..dot];
+        match base
+            .len()
+            .checked_sub(digits + 1)
+            .map(|at| base.split_at(at))
+        {
+            Some((stem, tail))
+                if !stem.is_empty()
+                    && tail.starts_with('-')
+                    && tail[1..].bytes().all(|byte| byte.is_ascii_hexdigit()) =>
+            {
+                format!("{stem}{}", &name[dot..]).into()
+            }
+            _ => name.into(),
+        }
     }
 
     /// Whether `name` (a file name) is one of the driver's own programs.
@@ -302,6 +341,25 @@ mod tests {
             Some("libcublasLt.so")
         );
         assert_eq!(content.cuda_library_stem("libcudartx.so"), None);
+        // Vendored by auditwheel, as in torch 1.x cu11 wheels.
+        assert_eq!(
+            content.cuda_library_stem("libcudart-e409450e.so.11.0"),
+            Some("libcudart.so")
+        );
+        assert_eq!(
+            content.unvendored("libcudart-e409450e.so.11.0"),
+            "libcudart.so.11.0"
+        );
+        assert_eq!(
+            content.unvendored("libnvrtc-builtins.so.12.9"),
+            "libnvrtc-builtins.so.12.9"
+        );
+        assert_eq!(
+            content.unvendored("libfoo-xyz12345.so"),
+            "libfoo-xyz12345.so"
+        );
+        assert_eq!(content.unvendored("-e409450e.so"), "-e409450e.so");
+        assert_eq!(content.unvendored("e409450e"), "e409450e");
         assert!(content.is_base_os("/usr/lib/x86_64-linux-gnu/libc.so.6"));
         assert!(!content.is_base_os("/usr/local/lib/libfoo.so"));
         assert!(

@@ -1,5 +1,5 @@
 //! CU211 duplicate-cuda-libraries: the same CUDA library is shipped in several places (the same
-//! SONAME, or the same content, by GNU build ID, under another name), e.g. the toolkit's `lib64` and
+//! SONAME, or the same build, by GNU build ID, under another name), e.g. the toolkit's `lib64` and
 //! a pip `nvidia-*` wheel. The loader uses one of them per process; the others are bytes to save
 //! (and, when they are different builds, a version skew waiting to happen).
 
@@ -27,8 +27,8 @@ impl ImageRule for DuplicateCudaLibraries {
     fn check(&self, ctx: &ImageContext<'_>, out: &mut Vec<Diagnostic>) {
         for group in &ctx.image.content.duplicates {
             for extra in &group.extra {
-                let kinship = match extra.same_content(&group.kept) {
-                    Some(true) => "an identical copy (same build ID)",
+                let kinship = match extra.same_build(&group.kept) {
+                    Some(true) => "the same build (same build ID)",
                     Some(false) => "a different build (another build ID)",
                     None => "not compared (no build ID)",
                 };
@@ -39,7 +39,7 @@ impl ImageRule for DuplicateCudaLibraries {
                         &extra.path,
                         format!(
                             "`{}` ({}) is also shipped at {}, {kinship}: {} could be saved",
-                            group.soname,
+                            extra.soname,
                             human_bytes(extra.size),
                             group.kept.path,
                             human_bytes(extra.size)
