@@ -247,24 +247,24 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
+/// `libbig.so` (SONAME `libbig.so.3`) in `dir`, with a 16 MiB `.rodata` before its `.dynamic`, linked
+/// with `flags` besides.
+fn big_library(dir: &Path, flags: &[&str]) -> Vec<u8> {
+    let source = "const char big_table[16 << 20] = {1};\nint f(void) { return big_table[7]; }\n";
+    let mut all = vec!["-shared", "-fPIC", "-Wl,-soname,libbig.so.3"];
+    all.extend_from_slice(flags);
+    image_elf_support::gcc_link_after(dir, "libbig.so", source, &all)
+}
+
 /// A library whose `.dynamic` lies 16 MiB in (a big `.rodata`), as in a large CUDA library: the
 /// default limits take the far path, keep the strings of the first segment only, and read a small
 /// part of the file.
 #[test]
 fn far_dynamic_section_read_with_default_limits_reads_little() {
     let dir = scratch("far");
-    let source = "const char big_table[16 << 20] = {1};\nint f(void) { return big_table[7]; }\n";
-    let lib = image_elf_support::gcc_link_after(
+    let lib = big_library(
         &dir,
-        "libbig.so",
-        source,
-        &[
-            "-shared",
-            "-fPIC",
-            "-Wl,-soname,libbig.so.3",
-            "-Wl,--disable-new-dtags",
-            "-Wl,-rpath,$ORIGIN/../lib",
-        ],
+        &["-Wl,--disable-new-dtags", "-Wl,-rpath,$ORIGIN/../lib"],
     );
     let size = lib.len() as u64;
     let (facts, bytes_read) = read(lib, &LIMITS);
@@ -293,20 +293,7 @@ fn far_strings_left_by_the_first_pass_are_read_in_every_layer_form() {
 
     let dir = scratch("far-unread");
     shared_lib(&dir, "nvweird", "nvweird", &[], &[]);
-    let source = "const char big_table[16 << 20] = {1};\nint f(void) { return big_table[7]; }\n";
-    let lib = image_elf_support::gcc_link_after(
-        &dir,
-        "libbig.so",
-        source,
-        &[
-            "-shared",
-            "-fPIC",
-            "-Wl,-soname,libbig.so.3",
-            "-L.",
-            "-Wl,--no-as-needed",
-            "-l:nvweird",
-        ],
-    );
+    let lib = big_library(&dir, &["-L.", "-Wl,--no-as-needed", "-l:nvweird"]);
     let (first, _) = read(lib.clone(), &LIMITS);
     assert!(
         !first.unwrap().unread.is_empty(),
