@@ -194,25 +194,36 @@ fn read_plan(
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<anyhow::Result<LayerContents>>>> =
         Mutex::new((0..plan.layers.len()).map(|_| None).collect());
+    // Each worker is joined (not left to the scope's end), so it has fully exited when this returns,
+    // and a worker that panicked leaves its layer unread: an error below, not a panic here.
     std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let index = next.fetch_add(1, Ordering::Relaxed);
-                let Some((name, expected)) = plan.layers.get(index) else {
-                    break;
-                };
-                let result = read_planned_layer(store, name, expected, options.cache.as_deref())
-                    .with_context(|| format!("{}: layer {} ({name})", store.location(), index + 1));
-                if let (Ok(layer), Some(report)) = (&result, options.on_layer) {
-                    report(layer.blob_size);
-                }
-                let failed = result.is_err();
-                results.lock().unwrap_or_else(|poison| poison.into_inner())[index] = Some(result);
-                if failed {
-                    // Stop handing out layers: the image cannot be read.
-                    next.store(usize::MAX / 2, Ordering::Relaxed);
-                }
-            });
+        let handles: Vec<_> = (0..workers)
+            .map(|_| {
+                scope.spawn(|| loop {
+                    let index = next.fetch_add(1, Ordering::Relaxed);
+                    let Some((name, expected)) = plan.layers.get(index) else {
+                        break;
+                    };
+                    let result =
+                        read_planned_layer(store, name, expected, options.cache.as_deref())
+                            .with_context(|| {
+                                format!("{}: layer {} ({name})", store.location(), index + 1)
+                            });
+                    if let (Ok(layer), Some(report)) = (&result, options.on_layer) {
+                        report(layer.blob_size);
+                    }
+                    let failed = result.is_err();
+                    results.lock().unwrap_or_else(|poison| poison.into_inner())[index] =
+                        Some(result);
+                    if failed {
+                        // Stop handing out layers: the image cannot be read.
+                        next.store(usize::MAX / 2, Ordering::Relaxed);
+                    }
+                })
+            })
+            .collect();
+        for handle in handles {
+            let _ = handle.join();
         }
     });
     let mut layers = Vec::with_capacity(plan.layers.len());
