@@ -318,6 +318,63 @@ fn with_the_dockerfile_a_finding_points_at_the_instruction_that_made_its_layer()
             |result| result["relatedLocations"][0]["physicalLocation"]["region"]["startLine"]
                 == line_of("cuda_runtime/include/") as u64
         ));
+    // GitHub annotations land on that line of the Dockerfile in the diff.
+    let github = Command::new(env!("CARGO_BIN_EXE_cudalint"))
+        .args([
+            "image",
+            "--quiet",
+            "--no-config",
+            "--format",
+            "github",
+            "--dockerfile",
+        ])
+        .arg(&dockerfile)
+        .arg(format!("docker-archive:{}", image.docker_archive.display()))
+        .output()
+        .unwrap();
+    let github = String::from_utf8(github.stdout).unwrap();
+    let include_line = line_of("cuda_runtime/include/");
+    let annotation = github
+        .lines()
+        .find(|line| line.starts_with("::warning") && line.contains("CU210"))
+        .unwrap_or_else(|| panic!("no CU210 annotation in {github}"));
+    assert!(
+        annotation.contains(&format!(
+            "file={},line=",
+            dockerfile.display().to_string().replace(':', "%3A")
+        )),
+        "{annotation}"
+    );
+    assert!(
+        github.lines().any(|line| line.contains("CU210")
+            && line.contains(&format!(",line={include_line},endLine={include_line},"))),
+        "{github}"
+    );
+    // GitLab Code Quality issues too.
+    let gitlab = Command::new(env!("CARGO_BIN_EXE_cudalint"))
+        .args([
+            "image",
+            "--quiet",
+            "--no-config",
+            "--format",
+            "gitlab",
+            "--dockerfile",
+        ])
+        .arg(&dockerfile)
+        .arg(format!("docker-archive:{}", image.docker_archive.display()))
+        .output()
+        .unwrap();
+    let gitlab: Value = serde_json::from_slice(&gitlab.stdout).unwrap();
+    assert!(
+        gitlab
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|issue| issue["check_name"] == "CU210"
+                && issue["location"]["path"] == dockerfile.display().to_string()
+                && issue["location"]["lines"]["begin"] == include_line as u64),
+        "{gitlab:#}"
+    );
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! GitHub Actions workflow commands (`::error file=…,line=…::message`),
-//! which turn findings into annotations on the pull request diff, and an
-//! `::error` on each input that could not be linted.
+//! which turn findings into annotations on the pull request diff (an image
+//! finding on the Dockerfile instruction that made its layer, when known),
+//! and an `::error` on each input that could not be linted.
 
 use std::io::{self, Write};
 
@@ -30,9 +31,16 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
                     }
                 }
             }
-            // An image is no file of the repository: the annotation goes on
-            // the run, and the message says where in the image.
+            // An image is no file of the repository. With `--dockerfile` the
+            // finding knows the instruction that made its layer: the
+            // annotation goes on that line of the diff. Else it goes on the
+            // run. The message says where in the image either way.
             Location::Image { layer, path } => {
+                if let Some(made_by) = diag.related.first() {
+                    properties.push(("file", made_by.origin.clone()));
+                    properties.push(("line", made_by.start.line.to_string()));
+                    properties.push(("endLine", made_by.end.line.to_string()));
+                }
                 message = format!(
                     "{} {}: ",
                     diag.origin,

@@ -48,6 +48,12 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
     let mut issues: Vec<Issue<'_>> = Vec::new();
     for diag in report.diagnostics {
         let (line, place) = anchor(report, diag);
+        // An image finding whose layer's instruction is known (`--dockerfile`)
+        // is shown on that line of the Dockerfile in the merge request.
+        let (path, line) = match (&diag.location, diag.related.first()) {
+            (Location::Image { .. }, Some(made_by)) => (&made_by.origin, made_by.start.line),
+            _ => (&diag.origin, line),
+        };
         issues.push(Issue {
             description: description(diag),
             check_name: diag.code,
@@ -59,7 +65,7 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
             ])),
             severity: severity(diag.severity),
             location: IssueLocation {
-                path: &diag.origin,
+                path,
                 lines: Lines { begin: line },
             },
         });
