@@ -178,7 +178,8 @@ struct CommonArgs {
     #[arg(long, value_name = "STAGE")]
     target: Option<String>,
     /// The platform built for, as `docker build --platform` (default: this
-    /// machine's); `TARGETARCH` and friends follow it.
+    /// machine's; for `cudalint build`, the engine's); `TARGETARCH` and
+    /// friends follow it.
     #[arg(long, value_name = "OS/ARCH[/VARIANT]", value_parser = Platform::parse)]
     platform: Option<Platform>,
     #[command(flatten)]
