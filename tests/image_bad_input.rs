@@ -6,17 +6,9 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use sha2::{Digest, Sha256};
-
-fn sha(bytes: &[u8]) -> String {
-    format!(
-        "sha256:{}",
-        Sha256::digest(bytes)
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    )
-}
+#[path = "support/archive.rs"]
+mod archive_files;
+use archive_files::{sha, write_tar};
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("cudalint-bad-{}-{name}", std::process::id()));
@@ -30,18 +22,17 @@ fn archive(path: &Path, layer: &[u8], diff_id: &str, layer_name: &str) {
     let config =
         serde_json::to_vec(&serde_json::json!({"rootfs": {"diff_ids": [diff_id]}})).unwrap();
     let manifest = serde_json::json!([{"Config": "config.json", "Layers": [layer_name]}]);
-    let mut builder = tar::Builder::new(std::fs::File::create(path).unwrap());
-    for (name, bytes) in [
-        ("config.json", config),
-        ("manifest.json", serde_json::to_vec(&manifest).unwrap()),
-        ("l/layer.tar", layer.to_vec()),
-    ] {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
-        header.set_mode(0o644);
-        builder.append_data(&mut header, name, &bytes[..]).unwrap();
-    }
-    builder.finish().unwrap();
+    write_tar(
+        path,
+        &[
+            ("config.json".into(), config),
+            (
+                "manifest.json".into(),
+                serde_json::to_vec(&manifest).unwrap(),
+            ),
+            ("l/layer.tar".into(), layer.to_vec()),
+        ],
+    );
 }
 
 fn layer_with(entries: &[(&[u8], &[u8])]) -> Vec<u8> {

@@ -14,17 +14,11 @@ use std::sync::Arc;
 use cudalint::image::cache::LayerCache;
 use cudalint::image::source::{ImageSource, LoadOptions};
 use serde_json::Value;
-use sha2::{Digest, Sha256};
 
-fn sha(bytes: &[u8]) -> String {
-    let hex: String = Sha256::digest(bytes)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
-    format!("sha256:{hex}")
-}
+#[path = "support/archive.rs"]
+mod archive_files;
+use archive_files::{legacy_docker_archive, oci_layout, sha, write_tar};
 
-/// A fresh directory per test, removed on drop.
 struct TempDir(PathBuf);
 
 impl TempDir {
@@ -107,70 +101,21 @@ fn config(layers: &[Vec<u8>]) -> Vec<u8> {
     .unwrap()
 }
 
-fn write_tar(path: &Path, files: &[(String, Vec<u8>)]) {
-    let mut builder = tar::Builder::new(std::fs::File::create(path).unwrap());
-    for (name, bytes) in files {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
-        header.set_mode(0o644);
-        builder.append_data(&mut header, name, &bytes[..]).unwrap();
-    }
-    builder.finish().unwrap();
-}
-
 /// A legacy `docker save` archive (uncompressed layers, `manifest.json`) tagged `tag`.
 fn docker_archive(path: &Path, layers: &[Vec<u8>], tag: &str) {
-    let config = config(layers);
-    let config_name = format!("{}.json", &sha(&config)[7..]);
-    let mut files = vec![(config_name.clone(), config)];
-    let mut names = Vec::new();
-    for (index, tar) in layers.iter().enumerate() {
-        names.push(format!("layer{index}/layer.tar"));
-        files.push((names[index].clone(), tar.clone()));
-    }
-    let manifest = serde_json::json!([{"Config": config_name, "RepoTags": [tag], "Layers": names}]);
-    files.push((
-        "manifest.json".into(),
-        serde_json::to_vec(&manifest).unwrap(),
-    ));
-    write_tar(path, &files);
+    write_tar(path, &legacy_docker_archive(&config(layers), layers, tag));
 }
 
 /// An OCI archive whose layer blobs are the given (already compressed, or not) `blobs` of `layers`.
 fn oci_archive(path: &Path, layers: &[Vec<u8>], blobs: &[Vec<u8>]) {
-    let config = config(layers);
-    let mut files = vec![(
-        format!("blobs/sha256/{}", &sha(&config)[7..]),
-        config.clone(),
-    )];
-    let mut descriptors = Vec::new();
-    for blob in blobs {
-        let digest = sha(blob);
-        descriptors.push(serde_json::json!({
-            "mediaType": "application/vnd.oci.image.layer.v1.tar+gzip", "digest": digest, "size": blob.len()}));
-        files.push((format!("blobs/sha256/{}", &digest[7..]), blob.clone()));
-    }
-    let manifest = serde_json::to_vec(&serde_json::json!({
-        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": sha(&config), "size": config.len()},
-        "layers": descriptors,
-    }))
-    .unwrap();
-    files.push((
-        format!("blobs/sha256/{}", &sha(&manifest)[7..]),
-        manifest.clone(),
-    ));
-    let index = serde_json::json!({
-        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": sha(&manifest),
-            "size": manifest.len(), "annotations": {"org.opencontainers.image.ref.name": "v1"}}],
-    });
-    files.push(("index.json".into(), serde_json::to_vec(&index).unwrap()));
-    files.push((
-        "oci-layout".into(),
-        br#"{"imageLayoutVersion":"1.0.0"}"#.to_vec(),
-    ));
-    write_tar(path, &files);
+    write_tar(
+        path,
+        &oci_layout(
+            &config(layers),
+            blobs,
+            "application/vnd.oci.image.layer.v1.tar+gzip",
+        ),
+    );
 }
 
 fn gzip(tar: &[u8]) -> Vec<u8> {

@@ -3,12 +3,15 @@
 //! merged filesystem; whiteouts, links and wasted bytes are exact; bad input is a clear error.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use cudalint::image::facts::{FsView, NodeKind};
 use cudalint::image::report::ImageReport;
 use cudalint::image::source::{ImageSource, LoadOptions};
-use sha2::{Digest, Sha256};
+
+#[path = "support/archive.rs"]
+mod archive_files;
+use archive_files::{sha, write_dir, write_tar, Files};
 
 /// One tar entry of a test layer.
 enum Item<'a> {
@@ -47,17 +50,6 @@ fn layer_tar(items: &[Item]) -> Vec<u8> {
         }
     }
     builder.into_inner().unwrap()
-}
-
-fn sha(bytes: &[u8]) -> String {
-    let digest = Sha256::digest(bytes);
-    format!(
-        "sha256:{}",
-        digest
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>()
-    )
 }
 
 #[derive(Clone, Copy)]
@@ -99,67 +91,23 @@ fn config_json(layers: &[Vec<u8>]) -> Vec<u8> {
     .unwrap()
 }
 
-/// Files of an archive: (name, bytes).
-type Files = Vec<(String, Vec<u8>)>;
-
 fn legacy_docker_archive(layers: &[Vec<u8>]) -> Files {
-    let config = config_json(layers);
-    let config_name = format!("{}.json", &sha(&config)[7..]);
-    let mut files = vec![(config_name.clone(), config)];
-    let mut names = Vec::new();
-    for (index, tar) in layers.iter().enumerate() {
-        let name = format!("layer{index}/layer.tar");
-        files.push((name.clone(), tar.clone()));
-        names.push(name);
-    }
-    let manifest =
-        serde_json::json!([{"Config": config_name, "RepoTags": ["test:v1"], "Layers": names}]);
-    files.push((
-        "manifest.json".into(),
-        serde_json::to_vec(&manifest).unwrap(),
-    ));
-    files
+    archive_files::legacy_docker_archive(&config_json(layers), layers, "test:v1")
 }
 
+/// An OCI layout of `layers` packed as `pack`; with `with_docker_manifest`, also the
+/// `manifest.json` that Docker 25+ writes into `docker save` output beside the index.
 fn oci_layout(layers: &[Vec<u8>], pack: Pack, with_docker_manifest: bool) -> Files {
     let config = config_json(layers);
-    let mut files = vec![(
-        format!("blobs/sha256/{}", &sha(&config)[7..]),
-        config.clone(),
-    )];
-    let mut descriptors = Vec::new();
-    let mut blob_names = Vec::new();
-    for tar in layers {
-        let blob = compress(tar, pack);
-        let digest = sha(&blob);
-        descriptors.push(serde_json::json!({
-            "mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": digest, "size": blob.len()}));
-        blob_names.push(format!("blobs/sha256/{}", &digest[7..]));
-        files.push((format!("blobs/sha256/{}", &digest[7..]), blob));
-    }
-    let manifest = serde_json::to_vec(&serde_json::json!({
-        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": sha(&config), "size": config.len()},
-        "layers": descriptors,
-    }))
-    .unwrap();
-    let manifest_digest = sha(&manifest);
-    files.push((
-        format!("blobs/sha256/{}", &manifest_digest[7..]),
-        manifest.clone(),
-    ));
-    let index = serde_json::json!({
-        "schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
-        "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": manifest_digest,
-            "size": manifest.len(), "annotations": {"org.opencontainers.image.ref.name": "v1"}}],
-    });
-    files.push(("index.json".into(), serde_json::to_vec(&index).unwrap()));
-    files.push((
-        "oci-layout".into(),
-        br#"{"imageLayoutVersion":"1.0.0"}"#.to_vec(),
-    ));
+    let blobs: Vec<Vec<u8>> = layers.iter().map(|tar| compress(tar, pack)).collect();
+    let mut files =
+        archive_files::oci_layout(&config, &blobs, "application/vnd.oci.image.layer.v1.tar");
     if with_docker_manifest {
         let config_name = format!("blobs/sha256/{}", &sha(&config)[7..]);
+        let blob_names: Vec<String> = blobs
+            .iter()
+            .map(|blob| format!("blobs/sha256/{}", &sha(blob)[7..]))
+            .collect();
         let manifest = serde_json::json!([{"Config": config_name, "RepoTags": ["test:v1"], "Layers": blob_names}]);
         files.push((
             "manifest.json".into(),
@@ -167,25 +115,6 @@ fn oci_layout(layers: &[Vec<u8>], pack: Pack, with_docker_manifest: bool) -> Fil
         ));
     }
     files
-}
-
-fn write_tar(path: &Path, files: &Files) {
-    let mut builder = tar::Builder::new(std::fs::File::create(path).unwrap());
-    for (name, bytes) in files {
-        let mut header = tar::Header::new_gnu();
-        header.set_size(bytes.len() as u64);
-        header.set_mode(0o644);
-        builder.append_data(&mut header, name, &bytes[..]).unwrap();
-    }
-    builder.finish().unwrap();
-}
-
-fn write_dir(root: &Path, files: &Files) {
-    for (name, bytes) in files {
-        let path = root.join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, bytes).unwrap();
-    }
 }
 
 fn temp_dir(name: &str) -> PathBuf {
