@@ -180,15 +180,7 @@ fn read_tar<R: Read>(tar: R) -> anyhow::Result<TarRead<R>> {
     let mut archive = tar::Archive::new(HashingReader::new(tar));
     let walked = walk_entries(
         archive.entries().context("reading the layer tar")?,
-        |path, entry| {
-            let size = entry.size();
-            let mut bytes = EntryBytes {
-                entry,
-                size,
-                position: 0,
-            };
-            probe::probe(path, &mut bytes)
-        },
+        |path, entry| probe::probe(path, &mut EntryBytes::of(entry)),
     )?;
     let mut rest = archive.into_inner();
     io::copy(&mut rest, &mut io::sink()).context("reading the end of the layer tar")?;
@@ -338,16 +330,11 @@ fn walk_seeking(file: &File, start: u64, len: u64) -> anyhow::Result<Walked> {
         .entries_with_seek()
         .context("reading the layer tar")?;
     walk_entries(entries, |path, entry| {
-        let size = entry.size();
         if entry.header().entry_type().is_gnu_sparse() {
             // The stored bytes of a sparse file are not the file: read it through the tar reader.
-            let mut bytes = EntryBytes {
-                entry,
-                size,
-                position: 0,
-            };
-            return probe::probe(path, &mut bytes);
+            return probe::probe(path, &mut EntryBytes::of(entry));
         }
+        let size = entry.size();
         let offset = entry.raw_file_position();
         if !offset.checked_add(size).is_some_and(|end| end <= len) {
             return Err(io::Error::new(
@@ -415,14 +402,8 @@ pub fn complete_unread(blob: impl Read, layer: &mut LayerContents) -> anyhow::Re
         let Some(mut facts) = unread_elf(&layer.entries[index]).cloned() else {
             continue;
         };
-        let size = entry.size();
-        let mut bytes = EntryBytes {
-            entry: &mut entry,
-            size,
-            position: 0,
-        };
         // A string that cannot be read now is malformed: the library is kept as the first pass saw it.
-        if elf::complete(&mut bytes, &mut facts).is_ok() {
+        if elf::complete(&mut EntryBytes::of(&mut entry), &mut facts).is_ok() {
             if let Change::File { captured, .. } = &mut layer.entries[index].change {
                 *captured = Some(Arc::new(Captured::Elf(facts)));
             }
@@ -467,6 +448,18 @@ struct EntryBytes<'e, E: Read> {
     entry: &'e mut E,
     size: u64,
     position: u64,
+}
+
+impl<'e, 'a, R: Read + 'a> EntryBytes<'e, tar::Entry<'a, R>> {
+    /// The bytes of `entry`, from its start.
+    fn of(entry: &'e mut tar::Entry<'a, R>) -> Self {
+        let size = entry.size();
+        EntryBytes {
+            entry,
+            size,
+            position: 0,
+        }
+    }
 }
 
 impl<E: Read> Read for EntryBytes<'_, E> {

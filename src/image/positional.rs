@@ -51,17 +51,18 @@ impl<'f> Window<'f> {
         }
         let in_buffer = self.position >= self.buffered_at
             && self.position < self.buffered_at + self.buffered as u64;
+        let left = self.len - self.position;
         if !in_buffer {
-            let want = (self.len - self.position).min(self.buffer.len() as u64) as usize;
             // A read as large as the buffer goes straight to the caller.
             if out.len() >= self.buffer.len() {
-                let want = out.len().min((self.len - self.position) as usize);
+                let want = (out.len() as u64).min(left) as usize;
                 let read = self
                     .file
                     .read_at(&mut out[..want], self.start + self.position)?;
                 self.position += read as u64;
                 return Ok(read);
             }
+            let want = left.min(self.buffer.len() as u64) as usize;
             let read = self
                 .file
                 .read_at(&mut self.buffer[..want], self.start + self.position)?;
