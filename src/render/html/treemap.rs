@@ -16,6 +16,16 @@ impl Rect {
     pub fn area(&self) -> f64 {
         self.width * self.height
     }
+
+    /// The same rectangle with the axes swapped.
+    fn transposed(self) -> Rect {
+        Rect {
+            x: self.y,
+            y: self.x,
+            width: self.height,
+            height: self.width,
+        }
+    }
 }
 
 /// One rectangle per size, in the order given, tiling `bounds` with areas proportional to the
@@ -74,61 +84,36 @@ fn place_row(row: &[(usize, f64)], free: Rect, last: bool, rects: &mut [Rect]) -
     if sum <= 0.0 {
         return free;
     }
-    if free.width >= free.height {
-        // A column on the left, as wide as the row's area needs over the full height.
-        let width = if last {
-            free.width
-        } else {
-            (sum / free.height).min(free.width)
-        };
-        let mut y = free.y;
-        for (position, &(index, area)) in row.iter().enumerate() {
-            let height = if position + 1 == row.len() {
-                free.y + free.height - y
-            } else {
-                area / width
-            };
-            rects[index] = Rect {
-                x: free.x,
-                y,
-                width,
-                height,
-            };
-            y += height;
-        }
-        Rect {
-            x: free.x + width,
-            width: free.width - width,
-            ..free
-        }
+    // Laid out as a column on the left of a frame whose width is the longer side: `free` itself
+    // when it is wider than tall, else `free` transposed (the column is then a row along the top).
+    let wide = free.width >= free.height;
+    let orient = |rect: Rect| if wide { rect } else { rect.transposed() };
+    let frame = orient(free);
+    let width = if last {
+        frame.width
     } else {
-        // A row along the top, as tall as the row's area needs over the full width.
-        let height = if last {
-            free.height
+        (sum / frame.height).min(frame.width)
+    };
+    let mut y = frame.y;
+    for (position, &(index, area)) in row.iter().enumerate() {
+        let height = if position + 1 == row.len() {
+            frame.y + frame.height - y
         } else {
-            (sum / free.width).min(free.height)
+            area / width
         };
-        let mut x = free.x;
-        for (position, &(index, area)) in row.iter().enumerate() {
-            let width = if position + 1 == row.len() {
-                free.x + free.width - x
-            } else {
-                area / height
-            };
-            rects[index] = Rect {
-                x,
-                y: free.y,
-                width,
-                height,
-            };
-            x += width;
-        }
-        Rect {
-            y: free.y + height,
-            height: free.height - height,
-            ..free
-        }
+        rects[index] = orient(Rect {
+            x: frame.x,
+            y,
+            width,
+            height,
+        });
+        y += height;
     }
+    orient(Rect {
+        x: frame.x + width,
+        width: frame.width - width,
+        ..frame
+    })
 }
 
 #[cfg(test)]
