@@ -22,3 +22,4 @@ pub mod plugin;
 pub mod render;
 pub mod source;
 pub mod suppress;
+pub mod wildcard;

@@ -13,6 +13,7 @@ use crate::dockerfile::ast::{Heredoc, Instruction, MappedText, RunCommand, Shell
 use crate::dockerfile::expand::{expand_dollar_at, Vars};
 use crate::dockerfile::model::{Reach, ShellCommand};
 use crate::source::Span;
+use crate::wildcard::{self, Wild};
 
 /// Deepest `sh -c "sh -c '…'"` nesting split.
 const MAX_NESTING: usize = 4;
@@ -416,25 +417,12 @@ fn shell_pattern_matches(pattern: &str, text: &str) -> Option<bool> {
     if pattern.contains(['[', '\\']) {
         return None;
     }
-    let p: Vec<char> = pattern.chars().collect();
-    let t: Vec<char> = text.chars().collect();
-    // reach[j]: the pattern read so far can match the first j characters.
-    let mut reach = vec![false; t.len() + 1];
-    reach[0] = true;
-    for &pc in &p {
-        let mut next = vec![false; t.len() + 1];
-        let mut any = false;
-        for j in 0..=t.len() {
-            any |= reach[j];
-            next[j] = match pc {
-                '*' => any,
-                '?' => j > 0 && reach[j - 1],
-                c => j > 0 && reach[j - 1] && t[j - 1] == c,
-            };
-        }
-        reach = next;
-    }
-    Some(reach[t.len()])
+    let tokens = pattern.chars().map(|c| match c {
+        '*' => Wild::AnyRun,
+        '?' => Wild::AnyChar,
+        c => Wild::Char(c),
+    });
+    Some(wildcard::matches(tokens, text))
 }
 
 struct Splitter<'a> {

@@ -1,0 +1,85 @@
+//! Wildcard matching shared by the pattern dialects cudalint reads: the shell's `case`/`[[ == ]]`
+//! patterns (`*`, `?`) and the image knowledge's package and path globs (`*`, `#`). Each dialect
+//! turns its pattern into [`Wild`] tokens; [`matches`] runs them over the text by dynamic
+//! programming, O(pattern × text) with no backtracking blow-up.
+
+/// One token of a wildcard pattern.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Wild {
+    /// Any run of characters, the empty one included (`*`).
+    AnyRun,
+    /// Exactly one character (`?` in the shell).
+    AnyChar,
+    /// One or more ASCII digits (`#` in the knowledge globs).
+    DigitRun,
+    /// This character itself.
+    Char(char),
+}
+
+/// Whether `pattern` matches the whole of `text`.
+pub fn matches(pattern: impl IntoIterator<Item = Wild>, text: &str) -> bool {
+    let t: Vec<char> = text.chars().collect();
+    // reach[j]: the pattern read so far matches text[..j].
+    let mut reach = vec![false; t.len() + 1];
+    reach[0] = true;
+    for token in pattern {
+        let mut next = vec![false; t.len() + 1];
+        match token {
+            Wild::AnyRun => {
+                let mut any = false;
+                for j in 0..=t.len() {
+                    any |= reach[j];
+                    next[j] = any;
+                }
+            }
+            Wild::DigitRun => {
+                for j in 0..t.len() {
+                    if t[j].is_ascii_digit() && (reach[j] || next[j]) {
+                        next[j + 1] = true;
+                    }
+                }
+            }
+            Wild::AnyChar | Wild::Char(_) => {
+                for j in 0..t.len() {
+                    if reach[j] && (token == Wild::AnyChar || token == Wild::Char(t[j])) {
+                        next[j + 1] = true;
+                    }
+                }
+            }
+        }
+        reach = next;
+    }
+    reach[t.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(pattern: &str) -> Vec<Wild> {
+        pattern
+            .chars()
+            .map(|c| match c {
+                '*' => Wild::AnyRun,
+                '?' => Wild::AnyChar,
+                '#' => Wild::DigitRun,
+                c => Wild::Char(c),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_token_kind() {
+        assert!(matches(tokens("a*c"), "abbbc"));
+        assert!(matches(tokens("a*c"), "ac"));
+        assert!(!matches(tokens("a?c"), "ac"));
+        assert!(matches(tokens("a?c"), "abc"));
+        assert!(matches(tokens("v#.#"), "v12.4"));
+        assert!(!matches(tokens("v#"), "v"));
+        assert!(!matches(tokens("v#"), "v1a"));
+        assert!(matches(tokens(""), ""));
+        assert!(!matches(tokens(""), "x"));
+        // Many stars over a long text stay linear per token.
+        assert!(!matches(tokens(&"*a".repeat(50)), &"a".repeat(49)));
+    }
+}
