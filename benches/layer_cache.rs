@@ -48,6 +48,7 @@ fn layer() -> LayerContents {
                     interpreter: None,
                     build_id: Some(format!("{index:040x}")),
                     unread: Vec::new(),
+                    gpu_code: None,
                 }))),
                 7 if index % 1000 == 7 => Some(Arc::new(Captured::Text(
                     b"Metadata-Version: 2.1\nName: nvidia-cuda-runtime-cu12\nVersion: 12.4.127\n"

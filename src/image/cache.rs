@@ -49,11 +49,11 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::facts::{Captured, ElfClass, ElfFacts, ElfKind, UnreadString};
+use super::facts::{Captured, ElfClass, ElfFacts, ElfKind, GpuCode, UnreadString};
 use super::layer::{sha256_name, Change, Compression, LayerContents, LayerEntry};
 
 /// Bump when the entry layout changes in a way the fingerprint would not catch.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
 /// The bound on the cache directory's size unless `CUDALINT_CACHE_MAX_BYTES` says otherwise.
 pub const DEFAULT_MAX_BYTES: u64 = 2 << 30;
 /// The environment variable that bounds the cache (bytes, or with a K, M or G suffix; 0 = off).
@@ -66,13 +66,14 @@ const HEADER_LEN: usize = MAGIC.len() + 4 + 8 + 32;
 const STALE_TEMP: Duration = Duration::from_secs(3600);
 
 /// The code that decides what a layer's facts are: a change to any of it changes the facts.
-const EXTRACTOR_SOURCES: [&str; 6] = [
+const EXTRACTOR_SOURCES: [&str; 7] = [
     include_str!("cache.rs"),
     include_str!("facts.rs"),
     include_str!("layer.rs"),
     include_str!("positional.rs"),
     include_str!("probe.rs"),
     include_str!("elf.rs"),
+    include_str!("fatbin.rs"),
 ];
 
 /// A layer's blob as its source describes it without reading it: what the report says of the blob
@@ -157,6 +158,7 @@ struct ElfRecord {
     interpreter: Option<String>,
     build_id: Option<String>,
     unread: Vec<UnreadString>,
+    gpu_code: Option<GpuCode>,
 }
 
 impl ChangeRecord {
@@ -223,6 +225,7 @@ impl ElfRecord {
             interpreter,
             build_id,
             unread,
+            gpu_code,
         } = facts.clone();
         ElfRecord {
             class,
@@ -235,6 +238,7 @@ impl ElfRecord {
             interpreter,
             build_id,
             unread,
+            gpu_code,
         }
     }
 
@@ -250,6 +254,7 @@ impl ElfRecord {
             interpreter,
             build_id,
             unread,
+            gpu_code,
         } = self;
         ElfFacts {
             class,
@@ -262,6 +267,7 @@ impl ElfRecord {
             interpreter,
             build_id,
             unread,
+            gpu_code,
         }
     }
 }

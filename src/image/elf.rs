@@ -25,13 +25,14 @@
 //! before anything is allocated.
 
 use std::collections::BTreeMap;
-use std::io;
+use std::io::{self, Read};
 
 use object::elf;
 use object::read::elf::{Dyn, FileHeader, ProgramHeader};
 use object::Endianness;
 
 use super::facts::{DynString, ElfClass, ElfFacts, ElfKind, FileBytes, UnreadString};
+use super::fatbin::Tap;
 
 /// How much the reader may keep in memory for one file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,7 +103,10 @@ pub fn read_elf_with(
     if ident[..4] != elf::ELFMAG {
         return Ok(None);
     }
-    let mut reader = Forward { file, limits };
+    let mut reader = Forward {
+        file: Tap::new(file),
+        limits,
+    };
     match ident[CLASS_INDEX] {
         elf::ELFCLASS32 => {
             read_class::<elf::FileHeader32<Endianness>>(&mut reader, &ident, ElfClass::Elf32)
@@ -121,7 +125,7 @@ pub fn complete(file: &mut dyn FileBytes, facts: &mut ElfFacts) -> Result<(), El
     let mut unread = std::mem::take(&mut facts.unread);
     unread.sort_by_key(|string| string.offset);
     let mut reader = Forward {
-        file,
+        file: Tap::new(file),
         limits: &LIMITS,
     };
     let mut fetched = Strings::default();
@@ -157,9 +161,10 @@ fn split_path_list(list: &str) -> Vec<String> {
     list.split(':').map(str::to_owned).collect()
 }
 
-/// The file, read forwards only, with size checks before every allocation.
+/// The file, read forwards only, with size checks before every allocation; the fatbin scanner sees
+/// the bytes of the non-writable segments go past (see `fatbin.rs`).
 struct Forward<'a> {
-    file: &'a mut dyn FileBytes,
+    file: Tap<'a>,
     limits: &'a Limits,
 }
 
@@ -332,6 +337,8 @@ struct Segments {
     dynamic: Option<(u64, u64)>,
     /// `(offset, filesz, align)` of each PT_NOTE.
     notes: Vec<(u64, u64, u64)>,
+    /// `[offset, offset + filesz)` of each PT_LOAD that is not writable: where fatbins are.
+    read_only: Vec<(u64, u64)>,
 }
 
 impl Segments {
@@ -386,11 +393,13 @@ where
         interpreter: None,
         build_id: None,
         unread: Vec::new(),
+        gpu_code: None,
     };
     if e_type != elf::ET_EXEC && e_type != elf::ET_DYN {
         return Ok(facts);
     }
     let segments = read_segments::<Elf>(reader, header, endian)?;
+    reader.file.watch(segments.read_only.clone());
     read_header_segments::<Elf>(reader, endian, &segments, &mut facts)?;
     let has_interp = segments.interp.is_some();
     if let Some((offset, len)) = segments.dynamic {
@@ -413,6 +422,7 @@ where
         _ if has_interp && facts.soname.is_none() => ElfKind::Executable,
         _ => ElfKind::SharedObject,
     };
+    facts.gpu_code = reader.file.finish().map_err(truncated)?;
     Ok(facts)
 }
 
@@ -526,6 +536,7 @@ fn read_segments<Elf: FileHeader<Endian = Endianness>>(
         interp: None,
         dynamic: None,
         notes: Vec::new(),
+        read_only: Vec::new(),
     };
     let count = header.e_phnum(endian);
     if count == 0 {
@@ -553,7 +564,12 @@ fn read_segments<Elf: FileHeader<Endian = Endianness>>(
             elf::PT_LOAD => {
                 segments
                     .loads
-                    .push((program_header.p_vaddr(endian).into(), offset, filesz))
+                    .push((program_header.p_vaddr(endian).into(), offset, filesz));
+                if program_header.p_flags(endian) & elf::PF_W == 0 {
+                    segments
+                        .read_only
+                        .push((offset, offset.saturating_add(filesz)));
+                }
             }
             elf::PT_INTERP => segments.interp = Some((offset, filesz)),
             elf::PT_DYNAMIC => segments.dynamic = Some((offset, filesz)),

@@ -8,6 +8,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::fatbin::GpuCode;
+
 /// ELF file class: which default library directories and which ld cache entries apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub enum ElfClass {
@@ -52,6 +54,9 @@ pub struct ElfFacts {
     /// targeted pass; empty for nearly every file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unread: Vec<UnreadString>,
+    /// The GPU code of its fatbins (`fatbin.rs`); `None` when it carries no fatbin container.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gpu_code: Option<GpuCode>,
 }
 
 /// Which dynamic-section string an [`UnreadString`] stands for.

@@ -5,7 +5,8 @@
 //! layer reader applies each layer to the merged filesystem (`fs.rs`: whiteouts, links, the layer that
 //! owns each path, bytes wasted) and, while a file's bytes stream past, hands it to the content probe
 //! (`probe.rs`), which keeps only what the rules need: the ELF dynamic-linking facts (`elf.rs`) and small
-//! text files (ld.so.conf, version.json, dist-info METADATA). Nothing is extracted to disk. The loader
+//! text files (ld.so.conf, version.json, dist-info METADATA), and the GPU code of fatbins (`fatbin.rs`,
+//! read through the ELF reader; `gpu.rs` says which GPUs it serves). Nothing is extracted to disk. The loader
 //! model (`ldso.rs`) then resolves DT_NEEDED inside the merged tree and the inventory (`inventory.rs`)
 //! lists the CUDA content. `facts.rs` is the contract between those parts.
 //!
@@ -20,7 +21,9 @@ pub mod config;
 pub mod content;
 pub mod elf;
 pub mod facts;
+pub mod fatbin;
 pub mod fs;
+pub mod gpu;
 pub mod inventory;
 pub mod layer;
 pub mod ldso;
