@@ -214,9 +214,10 @@ struct TargetFleetArgs {
     /// machine's driver.
     #[arg(long, value_name = "VERSION|host")]
     driver: Option<String>,
-    /// A GPU architecture of those hosts, e.g. `sm_90` (repeatable; replaces
-    /// the configuration's `gpus`).
-    #[arg(long = "gpu", value_name = "SM")]
+    /// A GPU of those hosts: a product name (`V100`, `H100`, `RTX 5090`), an
+    /// architecture (`sm_90`) or a compute capability (`9.0`) (repeatable;
+    /// replaces the configuration's `gpus`).
+    #[arg(long = "gpu", value_name = "GPU")]
     gpus: Vec<String>,
 }
 
@@ -231,8 +232,17 @@ impl TargetFleetArgs {
                 driver.clone()
             });
         }
-        if !self.gpus.is_empty() {
+        let from = if self.gpus.is_empty() {
+            "[target] gpus"
+        } else {
             settings.target_gpus = self.gpus.clone();
+            "--gpu"
+        };
+        let fleet = crate::knowledge::gpus::Gpus::embedded();
+        for gpu in &settings.target_gpus {
+            fleet
+                .parse_target(gpu)
+                .map_err(|reason| anyhow::anyhow!("{from}: {reason}"))?;
         }
         Ok(())
     }

@@ -28,6 +28,7 @@
 pub mod clock;
 pub mod cupti;
 pub mod freshness;
+pub mod gpus;
 pub mod host_libraries;
 pub mod image_content;
 pub mod images;
