@@ -11,6 +11,7 @@ use super::command::human_bytes;
 use super::config::ImageConfig;
 use super::content::{DuplicateGroup, SizeBreakdown};
 use super::fs::DeadCopy;
+use super::gpu::{self, GpuCodeEntry};
 use super::inventory::Inventory;
 use super::linkage::UnresolvedNeed;
 use super::report::LayerReport;
@@ -45,6 +46,10 @@ pub struct ImageSummary {
     pub inventory: Inventory,
     pub runtime_drivers: Vec<RuntimeDriver>,
     pub unresolved_libraries: Vec<UnresolvedNeed>,
+    /// Every object with GPU code: its SASS and PTX targets, PTX ISA versions and compression.
+    pub gpu_code: Vec<GpuCodeEntry>,
+    /// The GPUs of `rules/gpus.toml` some library loaded at start has no kernel for.
+    pub no_kernel_for: Vec<String>,
     /// Layer cache hits and misses while reading this image (null with `--no-cache`).
     pub cache: Option<super::cache::CacheStats>,
 }
@@ -81,6 +86,12 @@ impl ImageSummary {
             }
         }
         let report = &image.report;
+        let gpu_objects = gpu::gpu_objects(&report.fs);
+        let at_start: Vec<&gpu::GpuObject> = gpu_objects
+            .iter()
+            .filter(|object| image.loaded_at_start(&object.path))
+            .collect();
+        let no_kernel_for = gpu::no_kernel_for(&at_start, crate::knowledge::gpus::Gpus::embedded());
         ImageSummary {
             reference: report.reference.clone(),
             config: report.config.clone(),
@@ -95,6 +106,8 @@ impl ImageSummary {
             inventory: image.inventory.clone(),
             runtime_drivers,
             unresolved_libraries: image.unresolved.clone(),
+            gpu_code: gpu_objects.iter().map(GpuCodeEntry::new).collect(),
+            no_kernel_for,
             cache: None,
         }
     }
@@ -137,6 +150,11 @@ pub fn write_text(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()>
         summary.files
     )?;
     write!(out, "{}", super::inventory::render_text(&summary.inventory))?;
+    write!(
+        out,
+        "{}",
+        gpu::render_text(&gpu::families(&summary.gpu_code), &summary.no_kernel_for)
+    )?;
     for runtime in &summary.runtime_drivers {
         writeln!(
             out,

@@ -14,6 +14,7 @@
 mod contents;
 mod data;
 mod findings;
+mod gpu;
 mod layers;
 mod size;
 mod treemap;
@@ -210,6 +211,7 @@ fn write_image(
     findings::write_findings(html, report, Some((&anchor, image)), diagnostics)?;
     layers::write_layers(html, &anchor, image, diagnostics)?;
     contents::write_inventory(html, image)?;
+    gpu::write_gpu_code(html, image)?;
     contents::write_waste(html, image)?;
     html.push_str("</section>\n");
     Ok(())

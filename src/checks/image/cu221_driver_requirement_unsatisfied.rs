@@ -11,6 +11,7 @@ use super::{ImageContext, ImageRule};
 use crate::checks::{Category, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::facts::FsView;
+use crate::image::gpu::{coverage, Coverage};
 use crate::knowledge::toolkits::DriverVerdict;
 use crate::knowledge::Version;
 
@@ -26,15 +27,47 @@ static META: RuleMeta = RuleMeta {
     doc: include_str!("../../../docs/rules/CU221.md"),
 };
 
-/// The GPU architectures `--gpu` names, as versions (`sm_90` → 9.0).
+/// The GPUs `--gpu` names, as compute capabilities (`sm_90` → 9.0, `V100` → 7.0).
 fn target_archs(gpus: &[String]) -> Vec<Version> {
+    let fleet = crate::knowledge::gpus::Gpus::embedded();
     gpus.iter()
-        .filter_map(|gpu| {
-            let digits: String = gpu.chars().filter(char::is_ascii_digit).collect();
-            let (major, minor) = digits.split_at(digits.len().checked_sub(1)?);
-            Version::parse(&format!("{major}.{minor}"))
-        })
+        .filter_map(|gpu| fleet.parse_target(gpu).ok())
+        .filter_map(|gpu| Version::parse(&gpu.capability.to_string()))
         .collect()
+}
+
+/// Whether minor-version compatibility leaves something out: PTX newer than the driver's CUDA that
+/// a GPU of the fleet (every GPU without `--gpu`) could need.
+enum JitRisk {
+    None,
+    /// The first library loaded at start whose PTX is too new for the driver.
+    Library(String),
+}
+
+fn ptx_jit_beyond_driver(ctx: &ImageContext<'_>, driver_cuda: Version) -> Option<JitRisk> {
+    let fleet = crate::knowledge::gpus::Gpus::embedded();
+    let targets = super::gpu_fleet::targets(ctx);
+    let too_new = |isa| {
+        fleet
+            .cuda_for_ptx_isa(isa)
+            .is_some_and(|cuda| cuda > driver_cuda)
+    };
+    for objects in super::gpu_fleet::families(ctx).values() {
+        for loaded in objects.iter().filter(|loaded| loaded.at_start) {
+            let code = &loaded.object.code;
+            let risky = if targets.is_empty() {
+                code.ptx_isa().into_iter().any(too_new)
+            } else {
+                targets.iter().any(|gpu| {
+                    matches!(coverage(code, gpu.capability), Coverage::PtxOnly { isa, .. } if too_new(isa))
+                })
+            };
+            if risky {
+                return Some(JitRisk::Library(loaded.object.path.clone()));
+            }
+        }
+    }
+    Some(JitRisk::None)
 }
 
 impl ImageRule for DriverRequirementUnsatisfied {
@@ -172,7 +205,27 @@ impl ImageRule for DriverRequirementUnsatisfied {
                         .with_note(toolkits.limits.minor_compat.clone())
                         .with_source(release.source.clone())
                         .with_source(floor.source.clone());
-                    finding.severity = Severity::Warning;
+                    // What minor-version compatibility does not cover is JIT compilation of PTX
+                    // newer than the driver: with the image's GPU code read, say whether it is needed.
+                    match driver_cuda.and_then(|release| {
+                        ptx_jit_beyond_driver(ctx, release.version.major_minor())
+                    }) {
+                        Some(JitRisk::None) => {
+                            finding = finding.with_note(
+                                "no library loaded at start needs PTX newer than the driver compiles \
+                                 (for the target GPUs, or at all without --gpu): the image runs fully",
+                            );
+                            finding.severity = Severity::Info;
+                        }
+                        Some(JitRisk::Library(path)) => {
+                            finding = finding.with_note(format!(
+                                "`{path}` carries PTX newer than the driver compiles: a GPU that reaches it only \
+                                 through that PTX fails (CU232 names it with --gpu)"
+                            ));
+                            finding.severity = Severity::Warning;
+                        }
+                        None => finding.severity = Severity::Warning,
+                    }
                     finding
                 }
             };

@@ -13,6 +13,11 @@ pub mod cu220_driver_libraries_shipped;
 pub mod cu221_driver_requirement_unsatisfied;
 pub mod cu222_multiple_cuda_runtimes;
 pub mod cu223_require_check_disabled_in_image;
+pub mod cu230_no_kernel_for_target_gpu;
+pub mod cu231_target_gpu_needs_ptx_jit;
+pub mod cu232_ptx_newer_than_driver;
+pub mod cu233_compressed_gpu_code_needs_driver;
+pub mod gpu_fleet;
 pub mod require;
 
 use crate::checks::RuleMeta;
@@ -93,6 +98,10 @@ pub static RULES: &[&dyn ImageRule] = &[
     &cu221_driver_requirement_unsatisfied::DriverRequirementUnsatisfied,
     &cu222_multiple_cuda_runtimes::MultipleCudaRuntimes,
     &cu223_require_check_disabled_in_image::RequireCheckDisabled,
+    &cu230_no_kernel_for_target_gpu::NoKernelForTargetGpu,
+    &cu231_target_gpu_needs_ptx_jit::TargetGpuNeedsPtxJit,
+    &cu232_ptx_newer_than_driver::PtxNewerThanDriver,
+    &cu233_compressed_gpu_code_needs_driver::CompressedGpuCodeNeedsDriver,
 ];
 
 /// `1.5 GB`, `12 kB`, `512 B` (decimal units, as docker prints them).
