@@ -30,6 +30,7 @@ pub mod cupti;
 pub mod freshness;
 pub mod host_libraries;
 pub mod image_content;
+pub mod image_loading;
 pub mod images;
 pub mod packages;
 pub mod toolkits;
