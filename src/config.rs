@@ -41,7 +41,8 @@ pub struct Settings {
     pub image: ImageSettings,
 }
 
-/// `[image]`: when wasted layer bytes are worth a finding (CU212), as dive's `.dive-ci` gates.
+/// `[image]`: when bytes are worth a finding: wasted layer bytes (CU212, as dive's `.dive-ci`
+/// gates), CUDA development content (CU210) and duplicate CUDA libraries (CU211).
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ImageSettings {
@@ -53,6 +54,13 @@ pub struct ImageSettings {
     /// (dive's `highestUserWastedPercent`, 0.0 to 1.0).
     #[serde(default = "ImageSettings::default_wasted_share")]
     pub wasted_share: f64,
+    /// A layer's CUDA development content is reported from this many bytes on (CU210).
+    #[serde(default = "ImageSettings::default_devel_bytes")]
+    pub devel_bytes: u64,
+    /// A CUDA library shipped more than once is reported when its extra copies hold this many
+    /// bytes (CU211).
+    #[serde(default = "ImageSettings::default_duplicate_bytes")]
+    pub duplicate_bytes: u64,
 }
 
 impl ImageSettings {
@@ -63,6 +71,14 @@ impl ImageSettings {
     fn default_wasted_share() -> f64 {
         0.1
     }
+
+    fn default_devel_bytes() -> u64 {
+        1_000_000
+    }
+
+    fn default_duplicate_bytes() -> u64 {
+        500_000
+    }
 }
 
 impl Default for ImageSettings {
@@ -70,6 +86,8 @@ impl Default for ImageSettings {
         ImageSettings {
             wasted_bytes: Self::default_wasted_bytes(),
             wasted_share: Self::default_wasted_share(),
+            devel_bytes: Self::default_devel_bytes(),
+            duplicate_bytes: Self::default_duplicate_bytes(),
         }
     }
 }

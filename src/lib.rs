@@ -22,4 +22,5 @@ pub mod plugin;
 pub mod render;
 pub mod source;
 pub mod suppress;
+pub mod units;
 pub mod wildcard;

@@ -166,7 +166,7 @@ pub fn run(
         "cudalint: sending the build context to the Docker engine at {}: {} entries, {}",
         client.endpoint,
         context.entries().len(),
-        human_bytes(context.content_bytes())
+        crate::units::human_bytes_binary(context.content_bytes())
     )?;
     let image_name = match &options.request.tag {
         Some(tag) => tag.clone(),
@@ -203,19 +203,4 @@ pub fn run(
         }),
     }
     Ok(outcome)
-}
-
-fn human_bytes(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["B", "KiB", "MiB", "GiB"];
-    let mut value = bytes as f64;
-    let mut unit = 0;
-    while value >= 1024.0 && unit < UNITS.len() - 1 {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if unit == 0 {
-        format!("{bytes} B")
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
 }

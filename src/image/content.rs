@@ -36,6 +36,11 @@ pub struct LibraryCopy {
     /// Its GNU build ID, when it has one: copies with the same one are the same build.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub build_id: Option<String>,
+    /// The same file under other names in the same directory (`libcupti.so`, `libcupti.so.12`,
+    /// `libcupti.so.2025.1.1`): a wheel cannot hold symbolic links, so it ships one copy per name.
+    /// They are one library for duplicate purposes, and no bytes a user can save.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
 }
 
 impl LibraryCopy {
@@ -108,11 +113,14 @@ pub struct ContentIndex {
 
 impl ContentIndex {
     /// Sorts every live file of `fs`.
-    /// `is_stub_dir` tells the directories of link-time stubs, which are not copies of a library.
+    /// `is_stub_dir` tells the directories of link-time stubs, which are not copies of a library;
+    /// `is_self_loaded` the copies a package loads from its own path for its own feature (Triton's
+    /// CUPTI), which nothing else resolves to and a user cannot drop.
     pub fn build(
         fs: &MergedFs,
         content: &ImageContent,
         is_stub_dir: impl Fn(&str) -> bool,
+        is_self_loaded: impl Fn(&str) -> bool,
     ) -> ContentIndex {
         let mut index = ContentIndex::default();
         let mut libraries: BTreeMap<String, Vec<LibraryCopy>> = BTreeMap::new();
@@ -133,9 +141,10 @@ impl ContentIndex {
             } else if content.cuda_library_stem(name).is_some() {
                 // Only shared objects are loaded; a `.a` or a linker script of that name is not a copy.
                 let dir = path.rsplit_once('/').map_or("", |(dir, _)| dir);
-                if let (Some(Captured::Elf(elf)), false) =
-                    (node.captured.as_deref(), is_stub_dir(dir))
-                {
+                if let (Some(Captured::Elf(elf)), false) = (
+                    node.captured.as_deref(),
+                    is_stub_dir(dir) || is_self_loaded(path),
+                ) {
                     let soname = elf.soname.clone().unwrap_or_else(|| name.to_owned());
                     libraries
                         .entry(soname.clone())
@@ -146,6 +155,7 @@ impl ContentIndex {
                             size: node.size,
                             layer: node.layer,
                             build_id: elf.build_id.clone(),
+                            aliases: Vec::new(),
                         });
                 }
                 Kind::CudaRuntime
@@ -161,7 +171,8 @@ impl ContentIndex {
             kinds.push((path.to_owned(), node.size, kind));
         }
         let mut extra_paths = std::collections::HashSet::new();
-        for (soname, mut copies) in merge_same_builds(libraries) {
+        for (soname, copies) in merge_same_builds(libraries) {
+            let mut copies = join_aliases(copies);
             if copies.len() < 2 {
                 continue;
             }
@@ -229,6 +240,30 @@ fn merge_same_builds(
     merged
 }
 
+/// Joins the copies of one library that are the same file under several names in one directory
+/// (the same build ID, or the same size where there is none): the first name by path keeps the
+/// others as aliases.
+fn join_aliases(mut copies: Vec<LibraryCopy>) -> Vec<LibraryCopy> {
+    copies.sort_by(|a, b| a.path.cmp(&b.path));
+    let mut joined: Vec<LibraryCopy> = Vec::with_capacity(copies.len());
+    for copy in copies {
+        let dir = |path: &str| path.rsplit_once('/').map_or("", |(dir, _)| dir).to_owned();
+        let same_file = |kept: &LibraryCopy| {
+            dir(&kept.path) == dir(&copy.path)
+                && match (&kept.build_id, &copy.build_id) {
+                    (Some(a), Some(b)) => a == b,
+                    (None, None) => kept.size == copy.size,
+                    _ => false,
+                }
+        };
+        match joined.iter_mut().find(|kept| same_file(kept)) {
+            Some(kept) => kept.aliases.push(copy.path),
+            None => joined.push(copy),
+        }
+    }
+    joined
+}
+
 /// The group a group was joined into, following the chain.
 fn root(joined_into: &[usize], mut index: usize) -> usize {
     while joined_into[index] != index {
@@ -257,7 +292,34 @@ mod tests {
             size,
             layer: 0,
             build_id: build_id.map(str::to_owned),
+            aliases: Vec::new(),
         }
+    }
+
+    #[test]
+    fn a_wheels_copies_under_each_name_are_one_library() {
+        let joined = join_aliases(vec![
+            copy("/t/cupti/libcupti.so.12", 7, Some("aa")),
+            copy("/t/cupti/libcupti.so", 7, Some("aa")),
+            copy("/t/cupti/libcupti.so.2025.1.1", 7, Some("aa")),
+            copy("/n/lib/libcupti.so.12", 7, Some("aa")),
+            copy("/t/cupti/libnvperf_host.so", 5, None),
+            copy("/t/cupti/libnvperf_host.so.1", 6, None),
+        ]);
+        let paths: Vec<&str> = joined.iter().map(|c| c.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "/n/lib/libcupti.so.12",
+                "/t/cupti/libcupti.so",
+                "/t/cupti/libnvperf_host.so",
+                "/t/cupti/libnvperf_host.so.1"
+            ]
+        );
+        assert_eq!(
+            joined[1].aliases,
+            ["/t/cupti/libcupti.so.12", "/t/cupti/libcupti.so.2025.1.1"]
+        );
     }
 
     #[test]

@@ -385,18 +385,27 @@ impl<'a, F: FsView + ?Sized> Loader<'a, F> {
 
     /// Loads `root` (an executable or a library on its own) and everything it needs.
     pub fn load_tree(&self, root: &str) -> Option<LoadTree> {
-        self.load(root, true)
+        self.load(root, &[], true)
+    }
+
+    /// Loads `root` in a process that has already loaded `preloaded` (real paths, loaded by path
+    /// before it, as a framework's preload does): a NEEDED that names one of them by SONAME, or by the
+    /// name it was loaded under, is already satisfied. The preloaded objects follow the root in the
+    /// tree, with no loader and no NEEDED of their own resolved.
+    pub fn load_tree_after(&self, root: &str, preloaded: &[String]) -> Option<LoadTree> {
+        self.load(root, preloaded, true)
     }
 
     /// How each DT_NEEDED of `root` itself resolves, exactly as in its load tree (libraries found
     /// earlier in the list count as loaded for later ones), without loading their own dependencies.
     pub fn direct_needs(&self, root: &str) -> Option<Vec<Needed>> {
-        let mut tree = self.load(root, false)?;
+        let mut tree = self.load(root, &[], false)?;
         Some(std::mem::take(&mut tree.objects[0].needed))
     }
 
-    /// The load tree of `root`; with `follow` false only the root's own NEEDED are resolved.
-    fn load(&self, root: &str, follow: bool) -> Option<LoadTree> {
+    /// The load tree of `root` after `preloaded`; with `follow` false only the root's own NEEDED are
+    /// resolved.
+    fn load(&self, root: &str, preloaded: &[String], follow: bool) -> Option<LoadTree> {
         let root = normalize(root);
         let facts = elf_facts(self.fs, &root)?;
         let real = self.fs.canonicalize(&root).unwrap_or_else(|_| root.clone());
@@ -409,6 +418,21 @@ impl<'a, F: FsView + ?Sized> Loader<'a, F> {
             loader: None,
             needed: Vec::new(),
         }];
+        for path in preloaded {
+            let Some(facts) = elf_facts(self.fs, path) else {
+                continue;
+            };
+            if objects.iter().any(|object| &object.real_path == path) {
+                continue;
+            }
+            state.push((facts, parent(path), vec![path.clone()]));
+            objects.push(LoadedObject {
+                path: path.clone(),
+                real_path: path.clone(),
+                loader: None,
+                needed: Vec::new(),
+            });
+        }
         let mut queue = VecDeque::from([0usize]);
         while let Some(index) = queue.pop_front() {
             let requester = state[index].0;

@@ -35,4 +35,5 @@ pub mod provenance;
 pub mod report;
 pub mod scan;
 pub mod source;
+pub mod startup;
 pub mod summary;

@@ -1,8 +1,9 @@
 //! One image, read and indexed once for every image rule: the report (config, layers, merged
-//! filesystem), the CUDA inventory, the DT_NEEDED entries the loader cannot resolve, and what the
-//! bytes are (devel content, duplicates, the size breakdown).
+//! filesystem), the CUDA inventory, the DT_NEEDED entries the loader cannot resolve, which objects
+//! load at start and which only on demand, and what the bytes are (devel content, duplicates, the
+//! size breakdown).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use super::config::HistoryEntry;
 use super::content::ContentIndex;
@@ -10,7 +11,9 @@ use super::facts::{Captured, ElfClass, FsView, NodeKind};
 use super::inventory::{inventory, Inventory};
 use super::linkage::{unresolved_needs, UnresolvedNeed};
 use super::report::ImageReport;
+use super::startup::Startup;
 use crate::knowledge::image_content::ImageContent;
+use crate::knowledge::image_loading::ImageLoading;
 use crate::knowledge::Knowledge;
 
 /// An image with everything the image rules read.
@@ -23,10 +26,9 @@ pub struct ScannedImage {
     /// as. Objects for another machine (an aarch64 target directory of Nsight in an x86-64 image)
     /// are never loaded there.
     pub primary_machine: Option<(u16, ElfClass)>,
-    /// Per Python `site-packages`/`dist-packages` directory, the file names and SONAMEs of the
-    /// shared objects under it: a Python extension may NEED a library another package of the same
-    /// directory loads first (torchvision's `_C.so` NEEDs `libtorch.so`, loaded by `import torch`).
-    site_libraries: SiteLibraries,
+    /// Which objects load at start (programs, extension modules, framework preloads and what they
+    /// NEED) and which NEEDs fail there.
+    pub startup: Startup,
 }
 
 impl ScannedImage {
@@ -36,26 +38,37 @@ impl ScannedImage {
         let inventory = inventory(&report.fs, &config.env, &config.labels);
         let unresolved = unresolved_needs(&report.fs, &config.env, config.working_dir.as_deref());
         let runtime = &knowledge.cupti.runtime;
-        let content = ContentIndex::build(&report.fs, ImageContent::embedded(), |dir| {
-            runtime.is_stub_dir(dir)
-        });
-        let (primary_machine, site_libraries) = index_objects(&report);
+        let image_content = ImageContent::embedded();
+        let loading = ImageLoading::embedded();
+        let content = ContentIndex::build(
+            &report.fs,
+            image_content,
+            |dir| runtime.is_stub_dir(dir),
+            |path| loading.is_self_loaded(path),
+        );
+        let primary_machine = primary_machine(&report);
+        let startup = Startup::build(
+            &report.fs,
+            &config.env,
+            config.working_dir.as_deref(),
+            loading,
+            |path| runs_on(&report, primary_machine, path),
+            |path| image_content.is_launcher_loaded(path),
+        );
         ScannedImage {
             report,
             inventory,
             unresolved,
             content,
             primary_machine,
-            site_libraries,
+            startup,
         }
     }
 
-    /// Whether a shared object named `needed` lies in the same Python packages directory as
-    /// `object`, so that importing its package first makes it loaded.
-    pub fn provided_by_sibling_package(&self, object: &str, needed: &str) -> bool {
-        site_packages_of(object)
-            .and_then(|site| self.site_libraries.get(site))
-            .is_some_and(|names| names.contains(needed))
+    /// Whether the object at `path` (a real path) is loaded when the image's programs start or its
+    /// Python packages are imported; `false` for a plugin that is opened only on demand.
+    pub fn loaded_at_start(&self, path: &str) -> bool {
+        self.startup.loaded_at_start(path)
     }
 
     /// Whether the object at `path` is loaded when the image's programs start or its packages are
@@ -67,18 +80,7 @@ impl ScannedImage {
 
     /// Whether the object at `path` is built for the image's primary machine and class.
     pub fn runs_here(&self, path: &str) -> bool {
-        let Some(primary) = self.primary_machine else {
-            return true;
-        };
-        match self
-            .report
-            .fs
-            .lstat(path)
-            .and_then(|node| node.captured.as_deref())
-        {
-            Some(Captured::Elf(elf)) => (elf.machine, elf.class) == primary,
-            _ => true,
-        }
+        runs_on(&self.report, self.primary_machine, path)
     }
 
     /// The name the user gave the image.
@@ -114,45 +116,38 @@ impl ScannedImage {
     }
 }
 
-/// Shared-object names per Python packages directory.
-type SiteLibraries = HashMap<String, HashSet<String>>;
-
-/// The `…/site-packages` (or `dist-packages`) directory `path` lies in.
-fn site_packages_of(path: &str) -> Option<&str> {
-    ["/site-packages/", "/dist-packages/"]
-        .iter()
-        .filter_map(|marker| path.find(marker).map(|at| &path[..at + marker.len() - 1]))
-        .min_by_key(|site| site.len())
+/// Whether the object at `path` is built for `primary` (every object is, when no machine is known).
+fn runs_on(report: &ImageReport, primary: Option<(u16, ElfClass)>, path: &str) -> bool {
+    let Some(primary) = primary else {
+        return true;
+    };
+    match report
+        .fs
+        .lstat(path)
+        .and_then(|node| node.captured.as_deref())
+    {
+        Some(Captured::Elf(elf)) => (elf.machine, elf.class) == primary,
+        _ => true,
+    }
 }
 
-/// The primary machine (the most common among objects that NEED something) and the shared
-/// objects of each Python packages directory.
-fn index_objects(report: &ImageReport) -> (Option<(u16, ElfClass)>, SiteLibraries) {
+/// The primary machine: the most common among objects that NEED something.
+fn primary_machine(report: &ImageReport) -> Option<(u16, ElfClass)> {
     let mut machines: HashMap<(u16, ElfClass), usize> = HashMap::new();
-    let mut sites: HashMap<String, HashSet<String>> = HashMap::new();
-    for (path, node) in report.fs.walk() {
+    for (_, node) in report.fs.walk() {
         if node.kind != NodeKind::File {
             continue;
         }
-        let Some(Captured::Elf(elf)) = node.captured.as_deref() else {
-            continue;
-        };
-        if !elf.needed.is_empty() {
-            *machines.entry((elf.machine, elf.class)).or_default() += 1;
-        }
-        if let Some(site) = site_packages_of(path) {
-            let names = sites.entry(site.to_owned()).or_default();
-            names.insert(path.rsplit('/').next().unwrap_or(path).to_owned());
-            if let Some(soname) = &elf.soname {
-                names.insert(soname.clone());
+        if let Some(Captured::Elf(elf)) = node.captured.as_deref() {
+            if !elf.needed.is_empty() {
+                *machines.entry((elf.machine, elf.class)).or_default() += 1;
             }
         }
     }
-    let primary = machines
+    machines
         .into_iter()
         .max_by_key(|(machine, count)| (*count, machine.0))
-        .map(|(machine, _)| machine);
-    (primary, sites)
+        .map(|(machine, _)| machine)
 }
 
 /// A history line on one line, at most 120 characters.

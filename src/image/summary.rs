@@ -7,7 +7,6 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use super::command::human_bytes;
 use super::config::ImageConfig;
 use super::content::{DuplicateGroup, SizeBreakdown};
 use super::fs::DeadCopy;
@@ -17,6 +16,7 @@ use super::linkage::UnresolvedNeed;
 use super::report::LayerReport;
 use super::scan::ScannedImage;
 use crate::knowledge::Knowledge;
+use crate::units::human_bytes;
 
 /// The least driver a CUDA runtime in the image needs.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]

@@ -31,6 +31,7 @@ pub mod freshness;
 pub mod gpus;
 pub mod host_libraries;
 pub mod image_content;
+pub mod image_loading;
 pub mod images;
 pub mod packages;
 pub mod toolkits;

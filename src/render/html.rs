@@ -25,8 +25,8 @@ use std::io::{self, Write};
 use super::shared::{group_by_input, xml_attr, xml_text, Tally};
 use super::{Report, TOOL_INFORMATION_URI};
 use crate::diagnostic::{Diagnostic, Location, Severity};
-use crate::image::command::human_bytes;
 use crate::image::summary::ImageSummary;
+use crate::units::human_bytes;
 
 /// The page's style sheet, kept as CSS beside this file.
 const STYLE: &str = include_str!("html/report.css");

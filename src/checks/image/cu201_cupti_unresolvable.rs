@@ -1,5 +1,7 @@
-//! CU201 cupti-unresolvable: an ELF object NEEDs `libcupti.so.N` and the loader cannot find it in the
-//! image (PyTorch's `libtorch_cpu.so` does): loading the object, e.g. `import torch`, fails.
+//! CU201 cupti-unresolvable: an object loaded at start NEEDs `libcupti.so.N` and neither the loader nor
+//! a preload of its framework provides it (PyTorch's `libtorch_cpu.so` NEEDs it): the import or the
+//! program fails. A copy elsewhere in the image (Triton's bundled CUPTI) does not count unless it is
+//! on the object's search path or preloaded.
 
 use super::{ImageContext, ImageRule};
 use crate::checks::{Category, FixAvailability, RuleMeta};
@@ -13,7 +15,8 @@ static META: RuleMeta = RuleMeta {
     category: Category::Correctness,
     default_severity: Severity::Error,
     fix: FixAvailability::None,
-    summary: "A library NEEDs CUPTI and the loader cannot find it in the image",
+    summary:
+        "A library loaded at start NEEDs CUPTI and the loader cannot find it: the import fails",
     doc: include_str!("../../../docs/rules/CU201.md"),
 };
 
@@ -33,23 +36,27 @@ impl ImageRule for CuptiUnresolvable {
     }
 
     fn check(&self, ctx: &ImageContext<'_>, out: &mut Vec<Diagnostic>) {
-        for need in super::faulty_unresolved(ctx) {
-            let Some(major) = cupti_major(&need.needed) else {
+        for failure in super::start_failures(ctx) {
+            let Some(major) = cupti_major(&failure.needed) else {
                 continue;
             };
             let mut finding = ctx
                 .finding_at(
                     &META,
-                    need.layer,
-                    &need.object,
+                    failure.layer,
+                    &failure.object,
                     format!(
-                        "`{}` needs `{}`, which the loader cannot find in the image: loading it fails",
-                        need.object, need.needed
+                        "`{}` needs `{}`, which the loader cannot find in the image: {} fails{}",
+                        failure.object,
+                        failure.needed,
+                        super::what_fails(&failure.root),
+                        others(failure.roots)
                     ),
                 )
                 .with_note(
                     "the loader searched the object's RPATH/RUNPATH, LD_LIBRARY_PATH from the image \
-                     config, the ld cache from /etc/ld.so.conf and the default directories",
+                     config, the ld cache from /etc/ld.so.conf and the default directories, after the \
+                     libraries its framework preloads; a copy elsewhere in the image is not on that path",
                 );
             match ctx
                 .knowledge
@@ -62,23 +69,32 @@ impl ImageRule for CuptiUnresolvable {
                     finding = finding
                         .with_help(format!(
                             "install CUPTI for CUDA {major}: pip `{}` (its library lands in site-packages/{}, \
-                             where PyTorch's RPATH looks) or apt `{}`; or put the directory holding `{}` on \
+                             where PyTorch's RPATH and preload look) or apt `{}`; or put the directory holding `{}` on \
                              LD_LIBRARY_PATH",
                             entry.pip_package,
                             entry.pip_lib_dir,
                             entry.apt_package.replace("{major}", &major.to_string()).replace("-{minor}", "-X"),
-                            need.needed
+                            failure.needed
                         ))
                         .with_source(entry.source.clone());
                 }
                 None => {
                     finding = finding.with_help(format!(
                         "install CUPTI for CUDA {major}, or put the directory holding `{}` on LD_LIBRARY_PATH",
-                        need.needed
+                        failure.needed
                     ));
                 }
             }
             out.push(finding);
         }
+    }
+}
+
+/// `, and N other programs or modules` when more than one root fails with it.
+pub fn others(roots: usize) -> String {
+    match roots {
+        0 | 1 => String::new(),
+        2 => ", and 1 other program or module".to_owned(),
+        n => format!(", and {} other programs or modules", n - 1),
     }
 }

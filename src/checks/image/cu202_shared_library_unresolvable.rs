@@ -1,15 +1,16 @@
 //! CU202 shared-library-unresolvable: a CUDA-related ELF object (a CUDA library, anything in the
 //! toolkit tree or the pip `nvidia-*` wheels, or an object that links a CUDA library or the driver)
-//! NEEDs a library that resolves neither in the image nor among the libraries the NVIDIA Container
-//! Toolkit injects from the host. CUPTI is CU201's.
+//! that is loaded at start (by a program, an import, or a framework's preload) NEEDs a library that
+//! resolves neither in the image, nor through its framework's preload, nor among the libraries the
+//! NVIDIA Container Toolkit injects from the host: the program or the import fails. CUPTI is CU201's;
+//! plugins opened only on demand are CU204's and CU205's.
 
 use std::collections::BTreeMap;
 
-use super::cu201_cupti_unresolvable::cupti_major;
+use super::cu201_cupti_unresolvable::{cupti_major, others};
 use super::{ImageContext, ImageRule};
 use crate::checks::{Category, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::image::facts::{Captured, FsView};
 use crate::knowledge::host_libraries::HostLibraries;
 
 pub struct SharedLibraryUnresolvable;
@@ -20,30 +21,9 @@ static META: RuleMeta = RuleMeta {
     category: Category::Correctness,
     default_severity: Severity::Error,
     fix: FixAvailability::None,
-    summary: "A CUDA-related library or program NEEDs a library the loader cannot find",
+    summary: "A CUDA-related object loaded at start NEEDs a library the loader cannot find",
     doc: include_str!("../../../docs/rules/CU202.md"),
 };
-
-/// Whether the object at `path` is CUDA-related: what a CUDA image's users load.
-fn cuda_related(ctx: &ImageContext<'_>, path: &str) -> bool {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    if ctx.content.cuda_library_stem(name).is_some() || ctx.content.is_cuda_runtime_path(path) {
-        return true;
-    }
-    let Some(Captured::Elf(elf)) = ctx
-        .image
-        .report
-        .fs
-        .lstat(path)
-        .and_then(|node| node.captured.as_deref())
-    else {
-        return false;
-    };
-    let host = HostLibraries::embedded();
-    elf.needed.iter().any(|needed| {
-        ctx.content.cuda_library_stem(needed).is_some() || host.group_of(needed).is_some()
-    })
-}
 
 impl ImageRule for SharedLibraryUnresolvable {
     fn meta(&self) -> &'static RuleMeta {
@@ -51,17 +31,19 @@ impl ImageRule for SharedLibraryUnresolvable {
     }
 
     fn check(&self, ctx: &ImageContext<'_>, out: &mut Vec<Diagnostic>) {
-        let mut missing: BTreeMap<(&str, usize), Vec<&str>> = BTreeMap::new();
-        for need in super::faulty_unresolved(ctx) {
-            if cupti_major(&need.needed).is_some() || !cuda_related(ctx, &need.object) {
+        let mut missing: BTreeMap<(&str, usize), (Vec<&str>, &str, usize)> = BTreeMap::new();
+        for failure in super::start_failures(ctx) {
+            if cupti_major(&failure.needed).is_some() || !super::cuda_related(ctx, &failure.object)
+            {
                 continue;
             }
-            missing
-                .entry((need.object.as_str(), need.layer))
-                .or_default()
-                .push(need.needed.as_str());
+            let entry = missing
+                .entry((failure.object.as_str(), failure.layer))
+                .or_insert_with(|| (Vec::new(), failure.root.as_str(), failure.roots));
+            entry.0.push(failure.needed.as_str());
+            entry.2 = entry.2.max(failure.roots);
         }
-        for ((object, layer), names) in missing {
+        for ((object, layer), (names, root, roots)) in missing {
             let list = names
                 .iter()
                 .map(|name| format!("`{name}`"))
@@ -73,7 +55,9 @@ impl ImageRule for SharedLibraryUnresolvable {
                     layer,
                     object,
                     format!(
-                        "`{object}` needs {list}, which the loader cannot find in the image or from the host driver: loading it fails"
+                        "`{object}` needs {list}, which the loader cannot find in the image or from the host driver: {} fails{}",
+                        super::what_fails(root),
+                        others(roots)
                     ),
                 )
                 .with_help(

@@ -4,10 +4,11 @@
 
 use std::collections::BTreeMap;
 
-use super::{human_bytes, ImageContext, ImageRule};
+use super::{ImageContext, ImageRule};
 use crate::checks::{Category, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::content::DevelFile;
+use crate::units::human_bytes;
 
 pub struct DevelContentInImage;
 
@@ -58,6 +59,9 @@ impl ImageRule for DevelContentInImage {
         }
         for (layer, files) in by_layer {
             let total: u64 = files.iter().map(|file| file.size).sum();
+            if total < ctx.settings.image.devel_bytes {
+                continue;
+            }
             let mut finding = ctx.finding_at(
                 &META,
                 layer,

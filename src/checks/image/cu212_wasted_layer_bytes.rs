@@ -6,10 +6,11 @@
 
 use std::collections::BTreeMap;
 
-use super::{human_bytes, ImageContext, ImageRule};
+use super::{ImageContext, ImageRule};
 use crate::checks::{Category, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::fs::DeadCopy;
+use crate::units::human_bytes;
 
 pub struct WastedLayerBytes;
 

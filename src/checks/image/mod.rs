@@ -6,6 +6,8 @@
 pub mod cu201_cupti_unresolvable;
 pub mod cu202_shared_library_unresolvable;
 pub mod cu203_profiler_without_cupti;
+pub mod cu204_gpu_backend_unloadable;
+pub mod cu205_on_demand_plugin_unresolvable;
 pub mod cu210_devel_content_in_image;
 pub mod cu211_duplicate_cuda_libraries;
 pub mod cu212_wasted_layer_bytes;
@@ -23,7 +25,9 @@ pub mod require;
 use crate::checks::RuleMeta;
 use crate::config::Settings;
 use crate::diagnostic::Diagnostic;
+use crate::image::facts::{Captured, FsView};
 use crate::image::scan::ScannedImage;
+use crate::knowledge::host_libraries::HostLibraries;
 use crate::knowledge::image_content::ImageContent;
 use crate::knowledge::Knowledge;
 
@@ -63,21 +67,62 @@ impl ImageContext<'_> {
     }
 }
 
-/// The DT_NEEDED entries the loader cannot resolve that are faults of the image: not a name the
-/// ELF reader could not read (never reported as missing), not of an object built for another
-/// machine (never loaded here), not of an object a launcher loads with its own search path, and not
-/// a library another package of the same Python packages directory loads first.
-pub fn faulty_unresolved<'a>(
+/// The DT_NEEDED entries that fail when the image's programs start or its Python packages are
+/// imported (the start-time model in `image::startup`): each is a program or an import that fails.
+pub fn start_failures<'a>(
+    ctx: &'a ImageContext<'_>,
+) -> impl Iterator<Item = &'a crate::image::startup::StartFailure> + 'a {
+    ctx.image.startup.failures.iter()
+}
+
+/// The DT_NEEDED entries the loader cannot resolve in objects that nothing loads at start: plugins
+/// that `dlopen` opens when a feature asks for them. Not a name the ELF reader could not read, not of
+/// an object built for another machine, not of an object a launcher loads with its own search path.
+pub fn on_demand_unresolved<'a>(
     ctx: &'a ImageContext<'_>,
 ) -> impl Iterator<Item = &'a crate::image::linkage::UnresolvedNeed> + 'a {
     ctx.image.unresolved.iter().filter(move |need| {
         !need.needed.is_empty()
             && ctx.image.runs_here(&need.object)
             && !ctx.content.is_launcher_loaded(&need.object)
-            && !ctx
-                .image
-                .provided_by_sibling_package(&need.object, &need.needed)
+            && !ctx.image.loaded_at_start(&need.object)
     })
+}
+
+/// Whether the object at `path` is CUDA-related: a CUDA library, anything in the toolkit tree or the
+/// pip `nvidia-*` wheels, or an object that links a CUDA library or the driver.
+pub fn cuda_related(ctx: &ImageContext<'_>, path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    if ctx.content.cuda_library_stem(name).is_some() || ctx.content.is_cuda_runtime_path(path) {
+        return true;
+    }
+    let Some(Captured::Elf(elf)) = ctx
+        .image
+        .report
+        .fs
+        .lstat(path)
+        .and_then(|node| node.captured.as_deref())
+    else {
+        return false;
+    };
+    let host = HostLibraries::embedded();
+    elf.needed.iter().any(|needed| {
+        ctx.content.cuda_library_stem(needed).is_some() || host.group_of(needed).is_some()
+    })
+}
+
+/// `import torch` for a root under `site-packages/torch/`, `the program /usr/bin/x` for a program:
+/// what fails at start, as a person reads it.
+pub fn what_fails(root: &str) -> String {
+    match crate::image::startup::site_packages_of(root) {
+        Some(site) => {
+            let relative = &root[site.len() + 1..];
+            let package = relative.split('/').next().unwrap_or(relative);
+            let package = package.split('.').next().unwrap_or(package);
+            format!("`import {package}` (through `{root}`)")
+        }
+        None => format!("the program `{root}`"),
+    }
 }
 
 /// A check over one built image.
@@ -91,6 +136,8 @@ pub static RULES: &[&dyn ImageRule] = &[
     &cu201_cupti_unresolvable::CuptiUnresolvable,
     &cu202_shared_library_unresolvable::SharedLibraryUnresolvable,
     &cu203_profiler_without_cupti::ProfilerWithoutCupti,
+    &cu204_gpu_backend_unloadable::GpuBackendUnloadable,
+    &cu205_on_demand_plugin_unresolvable::OnDemandPluginUnresolvable,
     &cu210_devel_content_in_image::DevelContentInImage,
     &cu211_duplicate_cuda_libraries::DuplicateCudaLibraries,
     &cu212_wasted_layer_bytes::WastedLayerBytes,
@@ -103,8 +150,3 @@ pub static RULES: &[&dyn ImageRule] = &[
     &cu232_ptx_newer_than_driver::PtxNewerThanDriver,
     &cu233_compressed_gpu_code_needs_driver::CompressedGpuCodeNeedsDriver,
 ];
-
-/// `1.5 GB`, `12 kB`, `512 B` (decimal units, as docker prints them).
-pub fn human_bytes(bytes: u64) -> String {
-    crate::image::command::human_bytes(bytes)
-}

@@ -5,13 +5,13 @@
 use std::fmt::{self, Write as _};
 
 use super::source_link;
-use crate::image::command::human_bytes;
 use crate::image::fs::DeadCopy;
 use crate::image::inventory::LibraryFamily;
 use crate::image::linkage::UnresolvedNeed;
 use crate::image::summary::{ImageSummary, RuntimeDriver};
 use crate::knowledge::Version;
 use crate::render::shared::{xml_attr, xml_text};
+use crate::units::human_bytes;
 
 /// Rows of a long table in view; the rest are one click away.
 const SHOWN_ROWS: usize = 8;

@@ -4,9 +4,9 @@
 use std::fmt::{self, Write as _};
 
 use crate::diagnostic::{Diagnostic, Location};
-use crate::image::command::human_bytes;
 use crate::image::summary::ImageSummary;
 use crate::render::shared::{xml_attr, xml_text};
+use crate::units::human_bytes;
 
 /// One bar per layer, as long as the bytes it adds (its wasted part marked), with the history line
 /// that made it and a count of the findings it carries.

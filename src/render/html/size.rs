@@ -5,10 +5,10 @@ use std::fmt::{self, Write as _};
 
 use super::percent;
 use super::treemap::{squarify, Rect};
-use crate::image::command::human_bytes;
 use crate::image::content::SizeBreakdown;
 use crate::image::summary::ImageSummary;
 use crate::render::shared::{xml_attr, xml_text};
+use crate::units::human_bytes;
 
 /// The treemap's drawing area, in SVG user units (it scales to the card's width).
 const TREEMAP: Rect = Rect {

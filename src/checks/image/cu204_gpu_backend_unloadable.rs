@@ -1,0 +1,75 @@
+//! CU204 gpu-backend-unloadable: a plugin that is the reason its package is installed (ONNX Runtime's
+//! CUDA provider, JAX's CUDA plugin; `role = "backend"` in `rules/image-loading.toml`) NEEDs a library
+//! the loader cannot find. The package imports and runs, but its GPU backend cannot load, so the work
+//! silently runs on the CPU.
+
+use std::collections::BTreeMap;
+
+use super::{ImageContext, ImageRule};
+use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::knowledge::image_loading::{ImageLoading, PluginRole};
+
+pub struct GpuBackendUnloadable;
+
+static META: RuleMeta = RuleMeta {
+    code: "CU204",
+    name: "gpu-backend-unloadable",
+    category: Category::Correctness,
+    default_severity: Severity::Error,
+    fix: FixAvailability::None,
+    summary: "A framework's GPU backend plugin NEEDs a library the loader cannot find: it runs on the CPU",
+    doc: include_str!("../../../docs/rules/CU204.md"),
+};
+
+impl ImageRule for GpuBackendUnloadable {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, ctx: &ImageContext<'_>, out: &mut Vec<Diagnostic>) {
+        let loading = ImageLoading::embedded();
+        let mut missing: BTreeMap<(&str, usize), Vec<&str>> = BTreeMap::new();
+        for need in super::on_demand_unresolved(ctx) {
+            if loading
+                .plugin(&need.object)
+                .is_some_and(|plugin| plugin.role == PluginRole::Backend)
+            {
+                missing
+                    .entry((need.object.as_str(), need.layer))
+                    .or_default()
+                    .push(need.needed.as_str());
+            }
+        }
+        for ((object, layer), names) in missing {
+            let Some(plugin) = loading.plugin(object) else {
+                continue;
+            };
+            let list = names
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            out.push(
+                ctx.finding_at(
+                    &META,
+                    layer,
+                    object,
+                    format!(
+                        "`{object}` ({}) needs {list}, which the loader cannot find in the image: {}",
+                        plugin.feature, plugin.consequence
+                    ),
+                )
+                .with_note(
+                    "the package still imports: nothing fails at start, the GPU is just never used",
+                )
+                .with_help(
+                    "install the CUDA libraries of the framework's build (the nvidia-* wheels of its CUDA \
+                     major, or a CUDA base image of that major), or a build of the framework for the CUDA \
+                     the image has",
+                )
+                .with_source(plugin.source.clone()),
+            );
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! CU205 on-demand-plugin-unresolvable: a CUDA-related plugin that nothing loads at start (an optional
+//! transport such as NVSHMEM's MPI bootstrap or cuFile's RDMA plugin, opened with `dlopen` when that
+//! feature is chosen) NEEDs a library the loader cannot find. Only that feature fails, and only when
+//! asked for: information, so that a user who does need it knows what to install.
+
+use std::collections::BTreeMap;
+
+use super::{ImageContext, ImageRule};
+use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::knowledge::image_loading::{ImageLoading, PluginRole};
+
+pub struct OnDemandPluginUnresolvable;
+
+static META: RuleMeta = RuleMeta {
+    code: "CU205",
+    name: "on-demand-plugin-unresolvable",
+    category: Category::Correctness,
+    default_severity: Severity::Info,
+    fix: FixAvailability::None,
+    summary: "A CUDA plugin loaded only on demand NEEDs a library the loader cannot find",
+    doc: include_str!("../../../docs/rules/CU205.md"),
+};
+
+impl ImageRule for OnDemandPluginUnresolvable {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, ctx: &ImageContext<'_>, out: &mut Vec<Diagnostic>) {
+        let loading = ImageLoading::embedded();
+        let mut missing: BTreeMap<(&str, usize), Vec<&str>> = BTreeMap::new();
+        for need in super::on_demand_unresolved(ctx) {
+            let known = loading.plugin(&need.object);
+            let optional = match known {
+                Some(plugin) => plugin.role == PluginRole::Optional,
+                None => super::cuda_related(ctx, &need.object),
+            };
+            if optional {
+                missing
+                    .entry((need.object.as_str(), need.layer))
+                    .or_default()
+                    .push(need.needed.as_str());
+            }
+        }
+        for ((object, layer), names) in missing {
+            let list = names
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let finding = match loading.plugin(object) {
+                Some(plugin) => ctx
+                    .finding_at(
+                        &META,
+                        layer,
+                        object,
+                        format!(
+                            "`{object}` ({}) needs {list}, which the loader cannot find: {}",
+                            plugin.feature, plugin.consequence
+                        ),
+                    )
+                    .with_source(plugin.source.clone()),
+                None => ctx.finding_at(
+                    &META,
+                    layer,
+                    object,
+                    format!(
+                        "`{object}` needs {list}, which the loader cannot find; nothing in the image loads it \
+                         at start, so only the feature that opens it on demand fails"
+                    ),
+                ),
+            };
+            out.push(finding.with_help(
+                "if you use that feature, install the library it needs; otherwise nothing to do",
+            ));
+        }
+    }
+}
