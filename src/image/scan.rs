@@ -71,13 +71,6 @@ impl ScannedImage {
         self.startup.loaded_at_start(path)
     }
 
-    /// Whether the object at `path` is loaded when the image's programs start or its packages are
-    /// imported. Provisional until the start-time model (`startup.rs`) lands: every object built for
-    /// the image's machine counts as loaded, which is what the GPU-code rules assumed before it.
-    pub fn loaded_at_start(&self, path: &str) -> bool {
-        self.runs_here(path)
-    }
-
     /// Whether the object at `path` is built for the image's primary machine and class.
     pub fn runs_here(&self, path: &str) -> bool {
         runs_on(&self.report, self.primary_machine, path)

@@ -71,5 +71,5 @@ pub fn list(gpus: &[&TargetGpu]) -> String {
 
 /// `1.2 MB` of GPU code.
 pub fn bytes(bytes: u64) -> String {
-    super::human_bytes(bytes)
+    crate::units::human_bytes(bytes)
 }
