@@ -162,7 +162,7 @@ fn split_path_list(list: &str) -> Vec<String> {
 }
 
 /// The file, read forwards only, with size checks before every allocation; the fatbin scanner sees
-/// the bytes of the non-writable segments go past (see `fatbin.rs`).
+/// the bytes of the loaded segments go past (see `fatbin.rs`).
 struct Forward<'a> {
     file: Tap<'a>,
     limits: &'a Limits,
@@ -337,8 +337,9 @@ struct Segments {
     dynamic: Option<(u64, u64)>,
     /// `(offset, filesz, align)` of each PT_NOTE.
     notes: Vec<(u64, u64, u64)>,
-    /// `[offset, offset + filesz)` of each PT_LOAD that is not writable: where fatbins are.
-    read_only: Vec<(u64, u64)>,
+    /// `[offset, offset + filesz)` of each PT_LOAD: where fatbins are (`.nv_fatbin` in a read-only
+    /// or, in older layouts, the executable segment; cuFFT keeps 29,000 more in its writable `.ldata`).
+    loaded: Vec<(u64, u64)>,
 }
 
 impl Segments {
@@ -399,7 +400,7 @@ where
         return Ok(facts);
     }
     let segments = read_segments::<Elf>(reader, header, endian)?;
-    reader.file.watch(segments.read_only.clone());
+    reader.file.watch(segments.loaded.clone());
     read_header_segments::<Elf>(reader, endian, &segments, &mut facts)?;
     let has_interp = segments.interp.is_some();
     if let Some((offset, len)) = segments.dynamic {
@@ -536,7 +537,7 @@ fn read_segments<Elf: FileHeader<Endian = Endianness>>(
         interp: None,
         dynamic: None,
         notes: Vec::new(),
-        read_only: Vec::new(),
+        loaded: Vec::new(),
     };
     let count = header.e_phnum(endian);
     if count == 0 {
@@ -565,11 +566,9 @@ fn read_segments<Elf: FileHeader<Endian = Endianness>>(
                 segments
                     .loads
                     .push((program_header.p_vaddr(endian).into(), offset, filesz));
-                if program_header.p_flags(endian) & elf::PF_W == 0 {
-                    segments
-                        .read_only
-                        .push((offset, offset.saturating_add(filesz)));
-                }
+                segments
+                    .loaded
+                    .push((offset, offset.saturating_add(filesz)));
             }
             elf::PT_INTERP => segments.interp = Some((offset, filesz)),
             elf::PT_DYNAMIC => segments.dynamic = Some((offset, filesz)),

@@ -6,10 +6,11 @@
 //! # Where the code is, and how it is found while streaming
 //!
 //! nvcc puts fatbin containers back to back in `.nv_fatbin` (relocatable device code in
-//! `__nv_relfatbin`), in a loaded, non-writable segment. The section table sits at the end of the
-//! file, so a forward-only reader cannot ask it where that section is. Instead [`Tap`] wraps the file
-//! the ELF reader reads: once the program headers are known, every byte of a non-writable `PT_LOAD`
-//! segment that goes past (read by the ELF reader, or skipped by it) is shown to a [`Scanner`] that
+//! `__nv_relfatbin`), in a loaded segment (read-only, or executable in older layouts); some libraries
+//! keep more elsewhere (cuFFT 12: one container in `.nv_fatbin`, 29,342 in its writable `.ldata`).
+//! The section table sits at the end of the file, so a forward-only reader cannot ask it where those
+//! are. Instead [`Tap`] wraps the file the ELF reader reads: once the program headers are known, every
+//! byte of a `PT_LOAD` segment that goes past (read by the ELF reader, or skipped by it) is shown to a [`Scanner`] that
 //! looks for the container magic at 8-byte aligned offsets. Inside a container it reads each entry's
 //! header and skips its payload (a seek where the source can seek, a decode-and-discard on a
 //! compressed layer, which the layer's digest pays for anyway). Memory stays at one entry header.
@@ -238,7 +239,7 @@ type RowKey = (CodeKind, u32, Variant, CodeCompression, Option<(u16, u16)>);
 /// when it says it does not need them), it keeps the inventory of the containers it finds.
 #[derive(Debug)]
 pub struct Scanner {
-    /// Non-writable loaded segments as `[start, end)` file offsets, sorted.
+    /// Loaded segments as `[start, end)` file offsets, sorted.
     ranges: Vec<(u64, u64)>,
     state: State,
     /// The bytes of the header being collected (at most `MAX_HEADER`... in practice 80).
@@ -256,6 +257,15 @@ impl Scanner {
             start < end
         });
         ranges.sort_unstable();
+        // Segments may share a page: merge what overlaps or touches.
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+        for (start, end) in ranges {
+            match merged.last_mut() {
+                Some(last) if start <= last.1 => last.1 = last.1.max(end),
+                _ => merged.push((start, end)),
+            }
+        }
+        let ranges = merged;
         let from = ranges
             .first()
             .map_or(u64::MAX, |&(start, _)| align_up(start));
@@ -613,7 +623,7 @@ impl<'a> Tap<'a> {
         }
     }
 
-    /// Starts scanning the `[start, end)` ranges (non-writable loaded segments).
+    /// Starts scanning the `[start, end)` ranges (the loaded segments).
     pub fn watch(&mut self, ranges: Vec<(u64, u64)>) {
         let scanner = Scanner::new(ranges, self.file.size());
         if scanner.last_end() > self.file.position() {

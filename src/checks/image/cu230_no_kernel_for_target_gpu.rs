@@ -69,10 +69,17 @@ impl ImageRule for NoKernelForTargetGpu {
                 continue;
             };
             let path = &first.object.path;
-            let when = if first.at_start {
-                "its kernels fail"
+            let gpus = if failing.len() == 1 {
+                "that GPU"
             } else {
-                "it is loaded only on demand (nothing loads it at start); the feature that loads it fails"
+                "those GPUs"
+            };
+            let when = if first.at_start {
+                format!("on {gpus} its kernels fail")
+            } else {
+                format!(
+                    "it is loaded only on demand (nothing loads it at start), and on {gpus} the feature that loads it fails"
+                )
             };
             let mut finding = ctx
                 .finding_at(
@@ -80,10 +87,9 @@ impl ImageRule for NoKernelForTargetGpu {
                     first.object.layer,
                     path,
                     format!(
-                        "`{path}` has no kernel for {}: {}; on {} {when} with `no kernel image is available for execution on the device`",
+                        "`{path}` has no kernel for {}: {}; {when} with `no kernel image is available for execution on the device`",
                         gpu_fleet::list(&failing),
                         what(first),
-                        if failing.len() == 1 { "that GPU" } else { "those GPUs" },
                     ),
                 )
                 .with_help(format!(
