@@ -262,6 +262,29 @@ impl Gpus {
             .and_then(|[_, cuda]| Version::parse(cuda))
     }
 
+    /// What PTX of ISA `isa` needs when a driver of CUDA `driver_cuda` cannot JIT-compile it: `CUDA
+    /// 13.0`, or, for an ISA newer than the table's newest, `a CUDA newer than 13.1` (PTX ISA versions
+    /// only grow with CUDA releases). `None` when the driver compiles it (or the ISA is older than the
+    /// table).
+    pub fn ptx_too_new(&self, isa: (u16, u16), driver_cuda: Version) -> Option<String> {
+        if let Some(cuda) = self.cuda_for_ptx_isa(isa) {
+            return (cuda > driver_cuda).then(|| format!("CUDA {cuda}"));
+        }
+        let newest = self
+            .ptx_isa
+            .table
+            .iter()
+            .filter_map(|[known, cuda]| Some((Version::parse(known)?, Version::parse(cuda)?)))
+            .max()?;
+        let isa = Version::parse(&format!("{}.{}", isa.0, isa.1))?;
+        (isa > newest.0 && driver_cuda <= newest.1).then(|| {
+            format!(
+                "a CUDA newer than {} (the newest the PTX ISA table knows)",
+                newest.1
+            )
+        })
+    }
+
     /// The lowest driver that loads entries compressed as `name`, with its source.
     pub fn compression_need(&self, name: &str) -> Option<(Version, &str)> {
         self.compression
@@ -312,9 +335,18 @@ mod tests {
         assert!(Gpus::jits_ptx(cc("12.0"), 90, Reach::Plain));
         assert!(!Gpus::jits_ptx(cc("8.9"), 90, Reach::Plain));
         assert!(!Gpus::jits_ptx(cc("10.0"), 90, Reach::ArchSpecific));
+        let fleet = Gpus::embedded();
+        assert_eq!(fleet.cuda_for_ptx_isa((9, 0)), Version::parse("13.0"));
+        let r580 = Version::parse("13.0").unwrap();
+        assert_eq!(fleet.ptx_too_new((9, 0), r580), None);
         assert_eq!(
-            Gpus::embedded().cuda_for_ptx_isa((9, 0)),
-            Version::parse("13.0")
+            fleet.ptx_too_new((9, 1), r580).as_deref(),
+            Some("CUDA 13.1")
         );
+        assert!(fleet
+            .ptx_too_new((9, 4), r580)
+            .unwrap()
+            .contains("newer than 13.1"));
+        assert_eq!(fleet.ptx_too_new((8, 8), r580), None);
     }
 }

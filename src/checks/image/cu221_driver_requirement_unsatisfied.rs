@@ -47,11 +47,7 @@ enum JitRisk {
 fn ptx_jit_beyond_driver(ctx: &ImageContext<'_>, driver_cuda: Version) -> Option<JitRisk> {
     let fleet = crate::knowledge::gpus::Gpus::embedded();
     let targets = super::gpu_fleet::targets(ctx);
-    let too_new = |isa| {
-        fleet
-            .cuda_for_ptx_isa(isa)
-            .is_some_and(|cuda| cuda > driver_cuda)
-    };
+    let too_new = |isa| fleet.ptx_too_new(isa, driver_cuda).is_some();
     for objects in super::gpu_fleet::families(ctx).values() {
         for loaded in objects.iter().filter(|loaded| loaded.at_start) {
             let code = &loaded.object.code;

@@ -45,12 +45,13 @@ impl ImageRule for PtxNewerThanDriver {
                         .iter()
                         .filter(|gpu| match coverage(&object.object.code, gpu.capability) {
                             Coverage::PtxOnly { isa, .. } => {
-                                let cuda = fleet.cuda_for_ptx_isa(isa);
-                                let newer = cuda.is_some_and(|cuda| cuda > driver_cuda);
-                                if newer {
-                                    needs = Some((isa, cuda));
+                                match fleet.ptx_too_new(isa, driver_cuda) {
+                                    Some(cuda) => {
+                                        needs = Some((isa, cuda));
+                                        true
+                                    }
+                                    None => false,
                                 }
-                                newer
                             }
                             _ => false,
                         })
@@ -60,7 +61,6 @@ impl ImageRule for PtxNewerThanDriver {
             let Some((object, gpus, ((major, minor), cuda))) = found else {
                 continue;
             };
-            let cuda = cuda.map(|cuda| cuda.to_string()).unwrap_or_default();
             let path = &object.object.path;
             out.push(
                 ctx.finding_at(
@@ -68,13 +68,13 @@ impl ImageRule for PtxNewerThanDriver {
                     object.object.layer,
                     path,
                     format!(
-                        "`{path}` reaches {} only through PTX ISA {major}.{minor}, which needs the driver of CUDA {cuda}; driver {driver} \
+                        "`{path}` reaches {} only through PTX ISA {major}.{minor}, which needs the driver of {cuda}; driver {driver} \
                          (CUDA {driver_cuda}) fails with `the provided PTX was compiled with an unsupported toolchain`",
                         gpu_fleet::list(&gpus),
                     ),
                 )
                 .with_help(format!(
-                    "upgrade the hosts' driver to one of CUDA {cuda} or newer, or install a build with SASS for those GPUs"
+                    "upgrade the hosts' driver to one of {cuda} or newer, or install a build with SASS for those GPUs"
                 ))
                 .with_note("minor-version compatibility runs newer CUDA runtimes on an older driver, but not JIT compilation of newer PTX")
                 .with_source(fleet.ptx_isa.source.clone())
