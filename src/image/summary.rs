@@ -28,6 +28,29 @@ pub struct RuntimeDriver {
     pub source: String,
 }
 
+/// A plugin that nothing loads at start, with the NEEDs the loader cannot find.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OnDemandPlugin {
+    pub path: String,
+    /// What the data says it serves, when it knows the plugin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feature: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<crate::knowledge::image_loading::PluginRole>,
+    pub unresolved: Vec<String>,
+}
+
+/// The start-time view as the report shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct StartupSummary {
+    /// Programs and Python extension modules (and framework preloads): the roots of the load trees.
+    pub roots: usize,
+    /// Objects loaded at start.
+    pub objects: usize,
+    pub preloads: Vec<super::startup::PreloadSite>,
+    pub on_demand_plugins: Vec<OnDemandPlugin>,
+}
+
 /// Everything shown of one image.
 #[derive(Clone, Debug, Serialize)]
 pub struct ImageSummary {
@@ -45,6 +68,9 @@ pub struct ImageSummary {
     pub inventory: Inventory,
     pub runtime_drivers: Vec<RuntimeDriver>,
     pub unresolved_libraries: Vec<UnresolvedNeed>,
+    /// What loads at start: how many programs and extension modules, how many objects, the
+    /// frameworks' preloads, and the plugins loaded only on demand whose NEEDs do not all resolve.
+    pub startup: StartupSummary,
     /// Layer cache hits and misses while reading this image (null with `--no-cache`).
     pub cache: Option<super::cache::CacheStats>,
 }
@@ -80,6 +106,33 @@ impl ImageSummary {
                 });
             }
         }
+        let loading = crate::knowledge::image_loading::ImageLoading::embedded();
+        let mut on_demand_plugins: Vec<OnDemandPlugin> = Vec::new();
+        for need in &image.unresolved {
+            if need.needed.is_empty() || image.loaded_at_start(&need.object) {
+                continue;
+            }
+            match on_demand_plugins.last_mut() {
+                Some(plugin) if plugin.path == need.object => {
+                    plugin.unresolved.push(need.needed.clone())
+                }
+                _ => {
+                    let known = loading.plugin(&need.object);
+                    on_demand_plugins.push(OnDemandPlugin {
+                        path: need.object.clone(),
+                        feature: known.map(|plugin| plugin.feature.clone()),
+                        role: known.map(|plugin| plugin.role),
+                        unresolved: vec![need.needed.clone()],
+                    });
+                }
+            }
+        }
+        let startup = StartupSummary {
+            roots: image.startup.roots,
+            objects: image.startup.objects_at_start(),
+            preloads: image.startup.preloads.clone(),
+            on_demand_plugins,
+        };
         let report = &image.report;
         ImageSummary {
             reference: report.reference.clone(),
@@ -95,6 +148,7 @@ impl ImageSummary {
             inventory: image.inventory.clone(),
             runtime_drivers,
             unresolved_libraries: image.unresolved.clone(),
+            startup,
             cache: None,
         }
     }
@@ -150,7 +204,10 @@ pub fn write_text(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()>
             "shared libraries: every DT_NEEDED resolves in the image or from the host driver"
         )?;
     } else {
-        writeln!(out, "shared libraries the loader cannot find:")?;
+        writeln!(
+            out,
+            "shared libraries the loader cannot find (each object on its own, as ldd):"
+        )?;
         for need in &summary.unresolved_libraries {
             writeln!(
                 out,
@@ -161,7 +218,72 @@ pub fn write_text(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()>
             )?;
         }
     }
+    write_startup_line(summary, out)?;
+    for preload in &summary.startup.preloads {
+        writeln!(
+            out,
+            "  {} preloads {} libraries by path in {}",
+            preload.name,
+            preload.files.len(),
+            preload.site
+        )?;
+    }
+    if !summary.startup.on_demand_plugins.is_empty() {
+        writeln!(
+            out,
+            "plugins loaded only on demand, with libraries the loader cannot find:"
+        )?;
+        for plugin in &summary.startup.on_demand_plugins {
+            writeln!(
+                out,
+                "  {} ({}) needs {}",
+                plugin.path,
+                plugin.feature.as_deref().unwrap_or("unknown feature"),
+                plugin.unresolved.join(", ")
+            )?;
+        }
+    }
     writeln!(out)
+}
+
+/// `loaded at start: 5,012 objects from 1,204 programs and modules; 12 plugins on demand`.
+fn write_startup_line(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()> {
+    let startup = &summary.startup;
+    writeln!(
+        out,
+        "loaded at start: {} objects, from {} programs, Python extension modules and preloads; {} plugins loaded only on demand miss a library",
+        startup.objects,
+        startup.roots,
+        startup.on_demand_plugins.len()
+    )
+}
+
+/// The short text report of one image after its size breakdown (without `--verbose`): the minimum
+/// driver of each CUDA runtime and what loads at start. The inventory is `--verbose`'s.
+pub fn write_text_brief(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()> {
+    for layer in &summary.layers {
+        for name in &layer.clamped_names {
+            writeln!(
+                out,
+                "note: layer {}: entry {name:?} points outside the root; read as inside it",
+                layer.index + 1
+            )?;
+        }
+    }
+    for runtime in &summary.runtime_drivers {
+        writeln!(
+            out,
+            "CUDA {} runtime needs driver >= {} ({})",
+            runtime.cuda, runtime.min_driver, runtime.path
+        )?;
+    }
+    write_startup_line(summary, out)?;
+    writeln!(
+        out,
+        "{} layers, {} files; --verbose lists the layers, the CUDA libraries and the plugins\n",
+        summary.layers.len(),
+        summary.files
+    )
 }
 
 /// The size breakdown that ends the text report of one image.
@@ -178,7 +300,7 @@ pub fn write_text_breakdown(summary: &ImageSummary, out: &mut dyn Write) -> io::
     }
     writeln!(
         out,
-        "  {:<19} {:>10}\n",
+        "  {:<19} {:>10}",
         "total",
         human_bytes(summary.breakdown.total)
     )?;
