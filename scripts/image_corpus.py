@@ -1,0 +1,711 @@
+#!/usr/bin/env python3
+"""Helper of scripts/image-corpus (issue 15, section 1): image configs; OCI layouts and a docker-archive
+written from the trees (layers = diffs of the install steps); the oracle (ldd of every ELF object, each
+framework's import and use, and /proc/self/maps, all inside a chroot of the tree); and the lint table
+(findings per rule against tests/image-corpus/verdicts.tsv and the oracle). Not part of CI."""
+import hashlib, json, os, re, shutil, stat, subprocess, sys, tarfile, textwrap, time
+
+PATH = "/opt/venv/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+SITE = "opt/venv/lib/python3.11/site-packages"
+SKIP_TOP = {"proc", "dev", "sys"}
+
+
+# ------------------------------------------------------------------------------------------------
+# Image configs.
+def config(tree, out, extra=""):
+    env = ["PATH=" + PATH] + [e for e in extra.split(";") if e]
+    cfg = {
+        "architecture": "amd64",
+        "os": "linux",
+        "config": {"Env": env, "Cmd": ["/opt/venv/bin/python3"], "WorkingDir": "/"},
+        "rootfs": {"type": "layers", "diff_ids": []},
+    }
+    with open(out, "w") as f:
+        json.dump(cfg, f, indent=1)
+
+
+def image_env(cache, name):
+    cfg = json.load(open(os.path.join(cache, "trees", name + ".config.json")))
+    return dict(e.split("=", 1) for e in cfg["config"]["Env"])
+
+
+def images(cache, names):
+    """The built images, in build order (from the .done markers' spec lines)."""
+    trees = os.path.join(cache, "trees")
+    built = {f[:-5] for f in os.listdir(trees) if f.endswith(".done")}
+    order = subprocess.run([os.path.join(ROOT, "scripts/image-corpus"), "names"], capture_output=True,
+                           text=True).stdout.split()
+    out = [n for n in order if n in built]
+    if names:
+        missing = [n for n in names if n not in built]
+        if missing:
+            sys.exit("not built: " + " ".join(missing))
+        out = [n for n in out if n in names]
+    return out
+
+
+# ------------------------------------------------------------------------------------------------
+# Layers: the diff between a parent tree and its child (made with `cp -al`, so an unchanged file is the
+# same inode; /etc /var /root /tmp were copied, so there bytes are compared).
+class HashWriter:
+    def __init__(self, f):
+        self.f, self.h, self.n = f, hashlib.sha256(), 0
+
+    def write(self, b):
+        self.h.update(b)
+        self.n += len(b)
+        return self.f.write(b)
+
+
+def walk(top):
+    """Relative paths of every entry under top (no /proc /dev /sys content), sorted, dirs first."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        rel = os.path.relpath(dirpath, top)
+        if rel == ".":
+            dirnames[:] = [d for d in dirnames if d not in SKIP_TOP]
+            for d in SKIP_TOP:
+                if os.path.isdir(os.path.join(top, d)):
+                    out.append(d)
+        dirnames.sort()
+        for n in dirnames + filenames:
+            out.append(n if rel == "." else rel + "/" + n)
+    return sorted(out)
+
+
+def same(a, b, sa, sb):
+    if sa.st_ino == sb.st_ino and sa.st_dev == sb.st_dev:
+        return True
+    if stat.S_IFMT(sa.st_mode) != stat.S_IFMT(sb.st_mode) or sa.st_mode != sb.st_mode:
+        return False
+    if (sa.st_uid, sa.st_gid) != (sb.st_uid, sb.st_gid):
+        return False
+    if stat.S_ISDIR(sa.st_mode):
+        return True
+    if stat.S_ISLNK(sa.st_mode):
+        return os.readlink(a) == os.readlink(b)
+    if stat.S_ISREG(sa.st_mode):
+        if sa.st_size != sb.st_size:
+            return False
+        with open(a, "rb") as fa, open(b, "rb") as fb:
+            while True:
+                x, y = fa.read(1 << 20), fb.read(1 << 20)
+                if x != y:
+                    return False
+                if not x:
+                    return True
+    return True
+
+
+def write_layer(parent, child, out):
+    """Writes the uncompressed layer tar child minus parent (parent None: the whole tree) to out.
+    Returns (sha256 hex, size, counts)."""
+    entries = walk(child)
+    pset = set(walk(parent)) if parent else set()
+    emit = []
+    for rel in entries:
+        c = os.path.join(child, rel)
+        sc = os.lstat(c)
+        if rel in pset:
+            p = os.path.join(parent, rel)
+            if same(p, c, os.lstat(p), sc):
+                continue
+        emit.append(rel)
+    # Parent directories of every emitted entry go in too (as Docker's diff does).
+    full = set(emit)
+    for rel in emit:
+        d = os.path.dirname(rel)
+        while d:
+            full.add(d)
+            d = os.path.dirname(d)
+    cset = set(entries)
+    whiteouts = []
+    for rel in sorted(pset - cset):
+        d = os.path.dirname(rel)
+        # only the topmost removed path
+        if d and d not in cset:
+            continue
+        whiteouts.append(rel)
+        while d:
+            full.add(d)
+            d = os.path.dirname(d)
+    tmp = out + ".part"
+    with open(tmp, "wb") as f:
+        hw = HashWriter(f)
+        tf = tarfile.open(fileobj=hw, mode="w|", format=tarfile.PAX_FORMAT, bufsize=1 << 20)
+        tf.copybufsize = 1 << 20
+        seen = {}
+        rows = sorted(list(full) + [os.path.join(os.path.dirname(w), ".wh." + os.path.basename(w)) for w in whiteouts])
+        for rel in rows:
+            base = os.path.basename(rel)
+            if base.startswith(".wh."):
+                ti = tarfile.TarInfo(rel)
+                ti.type, ti.size, ti.mode, ti.mtime = tarfile.REGTYPE, 0, 0o644, 0
+                tf.addfile(ti)
+                continue
+            path = os.path.join(child, rel)
+            st = os.lstat(path)
+            ti = tarfile.TarInfo(rel)
+            ti.mode, ti.uid, ti.gid, ti.mtime = stat.S_IMODE(st.st_mode), st.st_uid, st.st_gid, int(st.st_mtime)
+            ti.uname = ti.gname = ""
+            if stat.S_ISDIR(st.st_mode):
+                ti.type = tarfile.DIRTYPE
+                tf.addfile(ti)
+            elif stat.S_ISLNK(st.st_mode):
+                ti.type, ti.linkname = tarfile.SYMTYPE, os.readlink(path)
+                tf.addfile(ti)
+            elif stat.S_ISREG(st.st_mode):
+                key = (st.st_dev, st.st_ino)
+                if st.st_nlink > 1 and key in seen:
+                    ti.type, ti.linkname = tarfile.LNKTYPE, seen[key]
+                    tf.addfile(ti)
+                    continue
+                seen[key] = rel
+                ti.type, ti.size = tarfile.REGTYPE, st.st_size
+                with open(path, "rb") as src:
+                    tf.addfile(ti, src)
+            # device nodes, fifos, sockets: not part of an image layer
+        tf.close()
+    os.rename(tmp, out)
+    return hw.h.hexdigest(), hw.n, {"entries": len(rows), "whiteouts": len(whiteouts)}
+
+
+def layer_blob(cache, parent, child):
+    """The cached layer for parent -> child (parent None: the base); returns (digest hex, size, path)."""
+    d = os.path.join(cache, "layers")
+    os.makedirs(d, exist_ok=True)
+    key = (os.path.basename(parent) if parent else "scratch") + "__" + os.path.basename(child)
+    if os.path.basename(child) == "rootfs":
+        key = "scratch__base"
+    path, meta = os.path.join(d, key + ".tar"), os.path.join(d, key + ".json")
+    if os.path.exists(meta):
+        m = json.load(open(meta))
+        return m["sha256"], m["size"], path
+    t0 = time.time()
+    h, n, counts = write_layer(parent, child, path)
+    json.dump({"sha256": h, "size": n, **counts}, open(meta, "w"))
+    print(f"   layer {key}: {n / 1e9:.2f} GB, {counts}, {time.time() - t0:.0f}s", flush=True)
+    return h, n, path
+
+
+def link(src, dst):
+    if not os.path.exists(dst):
+        os.link(src, dst)
+
+
+def put_blob(layout, data):
+    h = hashlib.sha256(data).hexdigest()
+    with open(os.path.join(layout, "blobs/sha256", h), "wb") as f:
+        f.write(data)
+    return h, len(data)
+
+
+def chain(cache, name):
+    """[(step description, parent tree or None, child tree)] from the base up to name."""
+    steps = []
+    n = name
+    while True:
+        spec = open(os.path.join(cache, "trees", n + ".done")).read().strip()
+        nm, parent, kind, step = spec.split("|", 3)
+        ptree = os.path.join(cache, "base/rootfs") if parent == "base" else os.path.join(cache, "trees", parent)
+        steps.append((f"{kind}: {step}", ptree, os.path.join(cache, "trees", n)))
+        if parent == "base":
+            break
+        n = parent
+    steps.append(("mmdebstrap --variant=minbase bookworm (python3 python3-venv ca-certificates) + python3 -m venv /opt/venv",
+                  None, os.path.join(cache, "base/rootfs")))
+    return list(reversed(steps))
+
+
+def layout(cache, name):
+    out = os.path.join(cache, "oci", name)
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(os.path.join(out, "blobs/sha256"))
+    layers, history = [], []
+    for i, (desc, parent, child) in enumerate(chain(cache, name)):
+        h, n, path = layer_blob(cache, parent, child)
+        link(path, os.path.join(out, "blobs/sha256", h))
+        layers.append((h, n))
+        history.append({"created": "2026-11-25T00:00:00Z", "created_by": desc, "comment": "scripts/image-corpus"})
+    cfg = json.load(open(os.path.join(cache, "trees", name + ".config.json")))
+    cfg["created"] = "2026-11-25T00:00:00Z"
+    cfg["rootfs"] = {"type": "layers", "diff_ids": ["sha256:" + h for h, _ in layers]}
+    cfg["history"] = history
+    ch, cn = put_blob(out, json.dumps(cfg, indent=1).encode())
+    manifest = {
+        "schemaVersion": 2,
+        "mediaType": "application/vnd.oci.image.manifest.v1+json",
+        "config": {"mediaType": "application/vnd.oci.image.config.v1+json", "digest": "sha256:" + ch, "size": cn},
+        "layers": [{"mediaType": "application/vnd.oci.image.layer.v1.tar", "digest": "sha256:" + h, "size": n}
+                   for h, n in layers],
+    }
+    mh, mn = put_blob(out, json.dumps(manifest, indent=1).encode())
+    json.dump({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.index.v1+json",
+               "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": "sha256:" + mh,
+                              "size": mn, "annotations": {"org.opencontainers.image.ref.name": "latest"}}]},
+              open(os.path.join(out, "index.json"), "w"), indent=1)
+    json.dump({"imageLayoutVersion": "1.0.0"}, open(os.path.join(out, "oci-layout"), "w"))
+    print(f"== oci:{out}: {len(layers)} layers, config sha256:{ch}", flush=True)
+    return out, ch, cfg, layers
+
+
+def docker_archive(cache, name):
+    """A legacy docker-archive (`docker save` format: manifest.json, <config>.json, <id>/layer.tar)."""
+    out, ch, cfg, layers = layout(cache, name)
+    path = os.path.join(cache, name + ".docker-archive.tar")
+    with tarfile.open(path + ".part", "w", format=tarfile.PAX_FORMAT) as tf:
+        tf.copybufsize = 1 << 20
+        cfgb = open(os.path.join(out, "blobs/sha256", ch), "rb").read()
+        def addbytes(n, b):
+            ti = tarfile.TarInfo(n)
+            ti.size, ti.mode, ti.mtime = len(b), 0o644, 0
+            import io
+            tf.addfile(ti, io.BytesIO(b))
+        addbytes(ch + ".json", cfgb)
+        for h, n in layers:
+            ti = tarfile.TarInfo(h + "/layer.tar")
+            ti.size, ti.mode, ti.mtime = n, 0o644, 0
+            with open(os.path.join(out, "blobs/sha256", h), "rb") as f:
+                tf.addfile(ti, f)
+        addbytes("manifest.json", json.dumps([{"Config": ch + ".json", "RepoTags": [f"corpus/{name}:latest"],
+                                                "Layers": [h + "/layer.tar" for h, _ in layers]}]).encode())
+    os.rename(path + ".part", path)
+    print(f"== docker-archive:{path}: {os.path.getsize(path) / 1e9:.2f} GB", flush=True)
+
+
+def cmd_layouts(cache, names):
+    names = names or ["torch", "torch-no-cupti"]
+    for n in names:
+        if n == "torch":
+            docker_archive(cache, n)
+        else:
+            layout(cache, n)
+    for n in names:
+        d = os.path.join(cache, "oci", n)
+        r = subprocess.run(["skopeo", "inspect", "oci:" + d], capture_output=True, text=True)
+        ok = r.returncode == 0
+        print(f"   skopeo inspect oci:{d}: {'ok, ' + str(len(json.loads(r.stdout)['Layers'])) + ' layers' if ok else r.stderr.strip()}")
+    a = os.path.join(cache, "torch.docker-archive.tar")
+    if os.path.exists(a):
+        r = subprocess.run(["skopeo", "inspect", "docker-archive:" + a], capture_output=True, text=True)
+        print(f"   skopeo inspect docker-archive:{a}: {'ok' if r.returncode == 0 else r.stderr.strip()}")
+
+
+# ------------------------------------------------------------------------------------------------
+# The oracle.
+PRELUDE = """
+import sys, os, json, ctypes, glob, importlib, subprocess
+res = {"ok": True, "error": None, "info": {}}
+info = res["info"]
+SITE = "/opt/venv/lib/python3.11/site-packages"
+try:
+%s
+except BaseException as e:
+    res["ok"] = False
+    res["error"] = (type(e).__name__ + ": " + str(e)).strip()
+maps = set()
+for l in open("/proc/self/maps"):
+    p = l.split(None, 5)
+    if len(p) == 6 and ".so" in p[5]:
+        maps.add(p[5].strip())
+res["maps"] = sorted(maps)
+sys.stdout.flush()
+print("@@ORACLE@@" + json.dumps(res, default=str))
+"""
+
+TORCH = """
+import torch
+info["version"] = torch.__version__
+info["cuda"] = torch.version.cuda
+info["cudnn"] = torch.backends.cudnn.version()
+info["nccl_available"] = torch.distributed.is_nccl_available()
+info["cuda_available"] = torch.cuda.is_available()
+"""
+VLLM = """
+import vllm
+from vllm import LLM, SamplingParams
+import vllm._C
+info["version"] = vllm.__version__
+"""
+JAX = """
+import jax
+info["version"] = jax.__version__
+info["devices"] = str(jax.devices())
+info["backend"] = jax.default_backend()
+"""
+JAX_PLUGIN = """
+p = glob.glob(SITE + "/jax_plugins/xla_cuda*/xla_cuda_plugin.so")
+info["plugin"] = p
+ctypes.CDLL(p[0])
+"""
+TF = """
+import tensorflow as tf
+info["version"] = tf.__version__
+info["built_with_cuda"] = tf.test.is_built_with_cuda()
+info["gpus"] = str(tf.config.list_physical_devices("GPU"))
+"""
+CUPY = """
+import cupy
+info["version"] = cupy.__version__
+"""
+CUPY_MOD = """
+import cupy
+m = importlib.import_module("%s")
+info["module"] = m.__name__
+"""
+ORT = """
+import onnxruntime as ort
+info["version"] = ort.__version__
+info["providers"] = ort.get_available_providers()
+"""
+ORT_CDLL = """
+import onnxruntime as ort
+capi = os.path.dirname(ort.__file__) + "/capi/"
+%s
+ctypes.CDLL(capi + "libonnxruntime_providers_shared.so", mode=ctypes.RTLD_GLOBAL)
+ctypes.CDLL(capi + "libonnxruntime_providers_cuda.so")
+"""
+ORT_SESSION = """
+import onnxruntime as ort
+import onnx
+from onnx import helper, TensorProto
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+g = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", [x], [y])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+s = ort.InferenceSession(m.SerializeToString(), providers=["CUDAExecutionProvider", "CPUExecutionProvider"])
+info["session_providers"] = s.get_providers()
+"""
+LIB = """
+lib = ctypes.CDLL("%s")
+info["path"] = [l.split(None, 5)[5].strip() for l in open("/proc/self/maps") if "%s" in l][:1]
+"""
+LIBCUDA = """
+lib = ctypes.CDLL("libcuda.so.1")
+info["cuInit"] = lib.cuInit(0)
+info["path"] = [l.split(None, 5)[5].strip() for l in open("/proc/self/maps") if "libcuda.so" in l][:1]
+"""
+PROGRAM = """
+r = subprocess.run(%r, capture_output=True, text=True)
+info["rc"] = r.returncode
+info["out"] = (r.stdout + r.stderr).strip()[-400:]
+if r.returncode != 0:
+    raise RuntimeError("exit %%d: %%s" %% (r.returncode, info["out"]))
+"""
+
+
+def checks_for(tree):
+    site = os.path.join(tree, SITE)
+    has = lambda p: os.path.exists(os.path.join(site, p))
+    out = []
+    if has("torch"):
+        out.append(("import torch", TORCH))
+    if has("vllm"):
+        out.append(("import vllm", VLLM))
+    if has("jax"):
+        out.append(("import jax; jax.devices()", JAX))
+        out.append(("dlopen jax cuda plugin", JAX_PLUGIN))
+    if has("tensorflow"):
+        out.append(("import tensorflow; list GPUs", TF))
+    if has("cupy"):
+        out.append(("import cupy", CUPY))
+        for m in ["cublas", "cufft", "curand", "cusolver", "cusparse", "nvrtc", "nccl", "cudnn", "cutensor"]:
+            out.append((f"import cupy.cuda.{m}", CUPY_MOD % f"cupy.cuda.{m}"))
+    if has("onnxruntime"):
+        out.append(("import onnxruntime", ORT))
+        out.append(("dlopen ort cuda provider", ORT_CDLL % ""))
+        out.append(("ort.preload_dlls(); dlopen ort cuda provider", ORT_CDLL % "ort.preload_dlls()"))
+        if has("onnx"):
+            out.append(("ort session with CUDAExecutionProvider", ORT_SESSION))
+    usr = os.path.join(tree, "usr/lib/x86_64-linux-gnu")
+    if os.path.exists(os.path.join(tree, "usr/lib/nvidia-cuda-toolkit/bin/nvcc")):
+        out.append(("nvcc --version", PROGRAM % (["nvcc", "--version"],)))
+    for so in ["libcudart.so.11.0", "libcupti.so.11.8", "libcublas.so.11"]:
+        if os.path.lexists(os.path.join(usr, so)):
+            out.append((f"dlopen {so}", LIB % (so, so.split(".so")[0] + ".so")))
+    if os.path.lexists(os.path.join(usr, "libcuda.so.1")) or os.path.lexists(os.path.join(usr, "stubs/libcuda.so.1")):
+        out.append(("dlopen libcuda.so.1; cuInit(0)", LIBCUDA))
+    return out
+
+
+def in_chroot(tree, env, argv, **kw):
+    """Runs argv in a chroot of tree with /proc /dev /sys bind-mounted inside a private mount namespace
+    (unshare -m): the mounts vanish with the process and are never visible to anyone reading the tree."""
+    mounts = " && ".join(f'mount --rbind /{d} "$0"/{d}' for d in ("proc", "dev", "sys"))
+    return subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                           mounts + ' && exec chroot "$0" /usr/bin/env -i "$@"', tree,
+                           *[f"{k}={v}" for k, v in env.items()], *argv], **kw)
+
+
+def elf_objects(tree):
+    out = []
+    for dirpath, dirnames, filenames in os.walk(tree):
+        if dirpath == tree:
+            dirnames[:] = [d for d in dirnames if d not in SKIP_TOP]
+        for n in filenames:
+            p = os.path.join(dirpath, n)
+            try:
+                if os.path.islink(p) or not os.path.isfile(p):
+                    continue
+                with open(p, "rb") as f:
+                    if f.read(4) == b"\x7fELF":
+                        out.append("/" + os.path.relpath(p, tree))
+            except OSError:
+                pass
+    return sorted(out)
+
+
+def run_ldd(tree, env, objs):
+    script = 'while IFS= read -r f; do echo "@@OBJ@@ $f"; ldd "$f" 2>&1; done'
+    r = in_chroot(tree, env, ["/bin/sh", "-c", script], input="\n".join(objs) + "\n", capture_output=True, text=True)
+    res, cur = {}, None
+    for line in r.stdout.splitlines():
+        if line.startswith("@@OBJ@@ "):
+            cur = line[8:]
+            res[cur] = {"not_found": [], "dynamic": True}
+        elif cur:
+            if "=> not found" in line:
+                res[cur]["not_found"].append(line.split("=>")[0].strip())
+            elif "not a dynamic executable" in line or "statically linked" in line:
+                res[cur]["dynamic"] = False
+    return res
+
+
+def oracle_one(cache, name):
+    tree = os.path.join(cache, "trees", name)
+    env = image_env(cache, name)
+    env.update({"HOME": "/root", "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "TF_CPP_MIN_LOG_LEVEL": "0",
+                "JAX_PLATFORMS": ""})
+    env.pop("JAX_PLATFORMS")
+    t0 = time.time()
+    objs = elf_objects(tree)
+    out = {"image": name, "env": env, "objects": len(objs)}
+    if True:
+        ldd = run_ldd(tree, env, objs)
+        out["ldd"] = {o: v["not_found"] for o, v in ldd.items() if v["not_found"]}
+        out["ldd_dynamic"] = sum(1 for v in ldd.values() if v["dynamic"])
+        checks = []
+        for label, body in checks_for(tree):
+            code = PRELUDE % textwrap.indent(textwrap.dedent(body).strip(), "    ")
+            try:
+                py = "/opt/venv/bin/python3" if os.path.exists(tree + "/opt/venv/bin/python3") else "python3"
+                r = in_chroot(tree, env, [py, "-c", code], capture_output=True, text=True, timeout=600)
+                marker = [l for l in r.stdout.splitlines() if l.startswith("@@ORACLE@@")]
+                if marker:
+                    c = json.loads(marker[-1][10:])
+                else:
+                    c = {"ok": False, "error": f"process exit {r.returncode}: " + r.stderr.strip()[-600:], "info": {},
+                         "maps": []}
+                c["stderr"] = [l for l in r.stderr.splitlines()
+                               if re.search(r"cannot open shared|Could not load|Cannot dlopen|Failed to load|"
+                                            r"not found|Unable to load|error|Error|WARNING", l)][:30]
+            except subprocess.TimeoutExpired:
+                c = {"ok": False, "error": "timeout", "info": {}, "maps": [], "stderr": []}
+            c["check"] = label
+            checks.append(c)
+            print(f"   {name}: {label}: {'pass' if c['ok'] else 'FAIL ' + str(c['error'])[:160]}", flush=True)
+        out["checks"] = checks
+    out["seconds"] = round(time.time() - t0, 1)
+    os.makedirs(os.path.join(cache, "oracle"), exist_ok=True)
+    json.dump(out, open(os.path.join(cache, "oracle", name + ".json"), "w"), indent=1)
+    print(f"== {name}: {len(objs)} ELF objects, {len(out['ldd'])} with unresolved NEEDs, "
+          f"{sum(not c['ok'] for c in checks)}/{len(checks)} checks fail ({out['seconds']}s)", flush=True)
+    return out
+
+
+CUDA_LIB = re.compile(r"lib(cuda|cudart|cupti|cudnn|nccl|cublas|cufft|curand|cusparse|cusolver|nvrtc|nvJitLink|"
+                      r"nvidia-ml|nvshmem|cufile|onnxruntime_providers|xla_cuda|nvinfer)[^/]*$")
+
+
+def short(s, n=240):
+    s = re.sub(r"\s+", " ", str(s or "")).strip()
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def oracle_rows(o):
+    name = o["image"]
+    rows = [(name, "ldd", "*", f"objects={o['objects']} dynamic={o['ldd_dynamic']} unresolved={len(o['ldd'])}", "")]
+    for obj, nf in sorted(o["ldd"].items()):
+        rows.append((name, "ldd", obj, "not-found", ",".join(nf)))
+    for c in o["checks"]:
+        detail = c["error"] if not c["ok"] else json.dumps(c["info"], default=str)
+        fails = [l for l in c.get("stderr", []) if re.search(r"cannot open shared|Failed to load library|Cannot dlopen|Could not load dynamic", l)]
+        if fails:
+            detail += " | stderr: " + fails[0]
+        rows.append((name, c["check"], "-", "pass" if c["ok"] else "fail", short(detail)))
+        mapped = [m for m in c["maps"] if CUDA_LIB.search(os.path.basename(m))]
+        rows.append((name, "maps: " + c["check"], "-", f"{len(c['maps'])} objects", short(" ".join(mapped), 2000)))
+    return rows
+
+
+def write_tsv(cache, root):
+    rows = []
+    for f in sorted(os.listdir(os.path.join(cache, "oracle"))):
+        if f.endswith(".json"):
+            rows += oracle_rows(json.load(open(os.path.join(cache, "oracle", f))))
+    order = {n: i for i, n in enumerate(images(cache, []))}
+    rows.sort(key=lambda r: order.get(r[0], 999))
+    p = os.path.join(root, "tests/image-corpus/oracle.tsv")
+    os.makedirs(os.path.dirname(p), exist_ok=True)
+    with open(p, "w") as f:
+        f.write("# image\tcheck\tobject\tresult\tdetail   (written by scripts/image-corpus oracle)\n")
+        for r in rows:
+            f.write("\t".join(x.replace("\t", " ") for x in r) + "\n")
+    print("wrote", p)
+
+
+def cmd_oracle(cache, root, names):
+    for n in images(cache, names):
+        oracle_one(cache, n)
+    write_tsv(cache, root)
+
+
+# ------------------------------------------------------------------------------------------------
+# Lint: findings per rule against the verdicts and the oracle.
+SONAME = re.compile(r"lib[A-Za-z0-9_+\-]+(?:\.so[0-9.]*|\.a)\b")
+
+
+def detail_key(f):
+    libs = sorted(set(SONAME.findall(f["message"])))
+    return ",".join(libs) if libs else short(f["message"], 60)
+
+
+def load_verdicts(root):
+    v = {}
+    p = os.path.join(root, "tests/image-corpus/verdicts.tsv")
+    if os.path.exists(p):
+        for line in open(p):
+            if line.startswith("#") or not line.strip():
+                continue
+            parts = line.rstrip("\n").split("\t")
+            if len(parts) >= 5:
+                v[tuple(parts[:4])] = (parts[4], parts[5] if len(parts) > 5 else "")
+    return v
+
+
+def oracle_failures(cache, name):
+    p = os.path.join(cache, "oracle", name + ".json")
+    if not os.path.exists(p):
+        return None
+    o = json.load(open(p))
+    out = []
+    for c in o["checks"]:
+        text = (c["error"] or "") if not c["ok"] else ""
+        text += " " + " ".join(l for l in c.get("stderr", []) if re.search(r"cannot open shared|Failed to load library", l))
+        for lib in sorted(set(re.findall(r"(lib[A-Za-z0-9_+\-.]+\.so[0-9.]*): cannot open shared", text))):
+            out.append((c["check"], lib))
+    return out
+
+
+def cmd_lint(cache, root, args):
+    binary, names = os.path.abspath(args[0]), args[1:]
+    label = os.path.basename(binary)
+    fdir = os.path.join(cache, "findings", label)
+    os.makedirs(fdir, exist_ok=True)
+    verdicts = load_verdicts(root)
+    per_rule, unjudged, uncovered, per_image = {}, [], [], []
+    for n in images(cache, names):
+        tree, cfg = os.path.join(cache, "trees", n), os.path.join(cache, "trees", n + ".config.json")
+        t0 = time.time()
+        r = subprocess.run([binary, "image", "rootfs:" + tree, "--image-config", cfg, "--format", "json", "--no-cache"],
+                           capture_output=True, text=True)
+        dt = time.time() - t0
+        open(os.path.join(fdir, n + ".json"), "w").write(r.stdout)
+        try:
+            d = json.loads(r.stdout)
+        except ValueError:
+            print(f"{n}: exit {r.returncode}, no JSON: {r.stderr.strip()[:300]}")
+            continue
+        fs = d["findings"]
+        per_image.append((n, r.returncode, len(fs), round(dt, 1)))
+        for f in fs:
+            obj = (f.get("location") or {}).get("path") or "-"
+            key = (n, f["code"], obj, detail_key(f))
+            s = per_rule.setdefault(f["code"], {"findings": 0, "right": 0, "wrong": 0, "unjudged": 0, "severity": set()})
+            s["findings"] += 1
+            s["severity"].add(f["severity"])
+            v = verdicts.get(key)
+            if v and v[0] in ("right", "wrong"):
+                s[v[0]] += 1
+            else:
+                s["unjudged"] += 1
+                unjudged.append((*key, f["severity"], short(f["message"], 200)))
+        fails = oracle_failures(cache, n)
+        for check, lib in fails or []:
+            if not any(f["severity"] == "error" and lib in f["message"] for f in fs):
+                uncovered.append((n, check, lib))
+    print(f"\n{label}: per image (exit code, findings, seconds)")
+    for row in per_image:
+        print("  %-34s exit %d  %4d findings  %5.1fs" % row)
+    print(f"\n| rule | severity | findings | right | wrong | unjudged | precision |\n|---|---|---|---|---|---|---|")
+    for code in sorted(per_rule):
+        s = per_rule[code]
+        judged = s["right"] + s["wrong"]
+        prec = f"{100 * s['right'] / judged:.0f}%" if judged else "-"
+        print(f"| {code} | {'/'.join(sorted(s['severity']))} | {s['findings']} | {s['right']} | {s['wrong']} | "
+              f"{s['unjudged']} | {prec} |")
+    print(f"\nOracle failures without an error finding naming the missing library ({len(uncovered)}):")
+    for u in uncovered:
+        print("  %s: %s: %s" % u)
+    if unjudged:
+        p = os.path.join(fdir, "unjudged.tsv")
+        with open(p, "w") as f:
+            for u in unjudged:
+                f.write("\t".join(u) + "\n")
+        print(f"\n{len(unjudged)} unjudged findings listed in {p}")
+
+
+# ------------------------------------------------------------------------------------------------
+def du(path):
+    r = subprocess.run(["du", "-s", "--apparent-size", "-B1", path], capture_output=True, text=True)
+    return int(r.stdout.split()[0]) if r.returncode == 0 else 0
+
+
+def cmd_list(cache, names):
+    for n in images(cache, names):
+        spec = open(os.path.join(cache, "trees", n + ".done")).read().strip().split("|", 3)
+        print(f"{n:34s} {du(os.path.join(cache, 'trees', n)) / 1e9:6.2f} GB  from {spec[1]:22s} {spec[2]}: {spec[3]}")
+
+
+def cmd_bench(cache, args):
+    binary = os.path.abspath(args[0])
+    a = os.path.join(cache, "torch.docker-archive.tar")
+    size = os.path.getsize(a)
+    def best(cmd):
+        ts = []
+        for _ in range(3):
+            t0 = time.time()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            ts.append(time.time() - t0)
+        return min(ts), ts
+    subprocess.run(["cat", a], stdout=subprocess.DEVNULL)  # warm the page cache
+    d, dts = best(["openssl", "dgst", "-sha256", a])
+    c, cts = best([binary, "image", "docker-archive:" + a, "--no-cache", "--format", "json"])
+    print(f"archive {size / 1e9:.2f} GB\nopenssl dgst -sha256: best {d:.2f}s of {['%.2f' % t for t in dts]}"
+          f"\ncudalint image --no-cache: best {c:.2f}s of {['%.2f' % t for t in cts]}\nratio {c / d:.2f}x")
+    if shutil.which("dive"):
+        v, vts = best(["dive", "--ci", "--source", "docker-archive", a])
+        print(f"dive --ci: best {v:.2f}s of {['%.2f' % t for t in vts]}; cudalint/dive {c / v:.2f}x")
+    else:
+        print("dive: not installed")
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "config":
+        config(*sys.argv[2:])
+        sys.exit(0)
+    cache, ROOT, rest = sys.argv[2], sys.argv[3], sys.argv[4:]
+    if cmd == "layouts":
+        cmd_layouts(cache, rest)
+    elif cmd == "oracle":
+        cmd_oracle(cache, ROOT, rest)
+    elif cmd == "lint":
+        cmd_lint(cache, ROOT, rest)
+    elif cmd == "list":
+        cmd_list(cache, rest)
+    elif cmd == "bench":
+        cmd_bench(cache, rest)
+    else:
+        sys.exit("unknown command " + cmd)
