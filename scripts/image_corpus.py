@@ -456,6 +456,18 @@ def elf_objects(tree):
     return sorted(out)
 
 
+def read_dynamic(tree, objs):
+    """DT_NEEDED and DT_SONAME of every object, read here with binutils' readelf (reading, not running)."""
+    out = {}
+    for o in objs:
+        r = subprocess.run(["readelf", "-dW", tree + o], capture_output=True, text=True)
+        needed = re.findall(r"\(NEEDED\)\s+Shared library: \[([^\]]+)\]", r.stdout)
+        soname = re.findall(r"\(SONAME\)\s+Library soname: \[([^\]]+)\]", r.stdout)
+        if needed or soname:
+            out[o] = {"needed": needed, "soname": soname[0] if soname else None}
+    return out
+
+
 def run_ldd(tree, env, objs):
     script = 'while IFS= read -r f; do echo "@@OBJ@@ $f"; ldd "$f" 2>&1; done'
     r = in_chroot(tree, env, ["/bin/sh", "-c", script], input="\n".join(objs) + "\n", capture_output=True, text=True)
@@ -480,7 +492,7 @@ def oracle_one(cache, name):
     env.pop("JAX_PLATFORMS")
     t0 = time.time()
     objs = elf_objects(tree)
-    out = {"image": name, "env": env, "objects": len(objs)}
+    out = {"image": name, "env": env, "objects": len(objs), "dynamic": read_dynamic(tree, objs)}
     if True:
         ldd = run_ldd(tree, env, objs)
         out["ldd"] = {o: v["not_found"] for o, v in ldd.items() if v["not_found"]}
@@ -656,6 +668,107 @@ def cmd_lint(cache, root, args):
         print(f"\n{len(unjudged)} unjudged findings listed in {p}")
 
 
+
+# ------------------------------------------------------------------------------------------------
+# judge: a first verdict for each finding of a lint run, by the oracle and by stated reading rules; rows
+# it cannot decide get "?" (judge them by hand). Existing rows of verdicts.tsv are kept as they are.
+def fail_texts(o):
+    out = []
+    for c in o["checks"]:
+        t = ((c["error"] or "") if not c["ok"] else "") + " " + " ".join(
+            l for l in c.get("stderr", []) if re.search(r"cannot open shared|Failed to load library", l))
+        if t.strip():
+            out.append((c["check"], t))
+    return out
+
+
+def judge_one(name, f, o, tree):
+    code, msg = f["code"], f["message"]
+    obj = (f.get("location") or {}).get("path") or "-"
+    base = os.path.basename(obj)
+    dyn = o["dynamic"]
+    needed_by = {}
+    for src, d in dyn.items():
+        for n in d["needed"]:
+            needed_by.setdefault(n, []).append(src)
+    own = {base, (dyn.get(obj) or {}).get("soname")}
+    libs = [l for l in dict.fromkeys(SONAME.findall(msg)) if l not in own]
+    if code in ("CU201", "CU202"):
+        for check, text in fail_texts(o):
+            for l in libs:
+                if l + ": cannot open shared" in text:
+                    return "right", f"oracle: `{check}` fails: {l}: cannot open shared object file"
+        names = own - {None}
+        users = [u for n in names for u in needed_by.get(n, []) if u != obj]
+        mapped = any(obj in c["maps"] for c in o["checks"])
+        if not users and not mapped:
+            ok = ", ".join(c["check"] for c in o["checks"] if c["ok"]) or "none (the failing checks name other libraries)"
+            return "wrong", (f"on-demand plugin: no object in the image NEEDs {base} and no check maps it; "
+                             f"passes: {ok}; {', '.join(libs)} missing breaks only that plugin's feature")
+        return "?", f"needed by {users[:3]}" if users else "mapped by a check"
+    if code == "CU211":
+        others = re.findall(r"the other copy: (\S+)", " ".join(f.get("notes", [])))
+        others += [p for p in re.findall(r"(/\S+)", msg) if p.rstrip(",.") != obj]
+        others = [p.rstrip(",.") for p in others]
+        allp = [obj] + others
+        if any("/stubs/" in p for p in allp):
+            return "wrong", "a link stub (for the linker, never on the loader's path) paired with the real library: devel content (CU210), not a duplicate"
+        if others and all(os.path.dirname(p) == os.path.dirname(obj) for p in others):
+            try:
+                if all(open(tree + p, "rb").read() == open(tree + obj, "rb").read() for p in others):
+                    return "wrong", "identical copies under each name in one wheel directory: wheels cannot hold symbolic links, nothing to remove"
+            except OSError:
+                pass
+        if any("/triton/backends/nvidia/lib/" in p for p in allp):
+            return "wrong", ("triton's bundled CUPTI tools, loaded by triton from its own path (profiler only); triton is a torch "
+                             "dependency: nothing a user can remove, and not loaded with the wheel's copy by `import torch` (maps)")
+        sp = [p for p in allp if "/site-packages/" in p]
+        deb = [p for p in allp if p.startswith("/usr/")]
+        if sp and deb:
+            return "right", "a Debian package's copy beside a wheel's: the user can drop one (the deb or the wheel)"
+        return "?", ""
+    if code == "CU220":
+        if "/stubs/" in obj:
+            return "wrong", "a link stub (55 kB class, for the linker), not the driver"
+        return "right", "the driver's library baked into the image (nvidia-cuda-dev Depends on libcuda1/libnvidia-ml1); the NVIDIA Container Toolkit injects the host's"
+    if code == "CU210":
+        m = re.search(r"([0-9.]+) (kB|MB|GB)", msg)
+        if m:
+            size = float(m.group(1)) * {"kB": 1e3, "MB": 1e6, "GB": 1e9}[m.group(2)]
+            if size < 10e6:
+                return "wrong", f"{m.group(0)} of development content: not worth a person's time"
+            return "right", f"{m.group(0)} of development content in a runtime image"
+    return "?", ""
+
+
+def cmd_judge(cache, root, args):
+    label = args[0]
+    fdir = os.path.join(cache, "findings", label)
+    verdicts = load_verdicts(root)
+    p = os.path.join(root, "tests/image-corpus/verdicts.tsv")
+    new = []
+    for n in images(cache, args[1:]):
+        fp, op = os.path.join(fdir, n + ".json"), os.path.join(cache, "oracle", n + ".json")
+        if not os.path.exists(fp) or not os.path.exists(op):
+            print(f"{n}: no findings or no oracle, skipped")
+            continue
+        o = json.load(open(op))
+        for f in json.load(open(fp))["findings"]:
+            obj = (f.get("location") or {}).get("path") or "-"
+            key = (n, f["code"], obj, detail_key(f))
+            if key in verdicts or key in [k for k, _ in new]:
+                continue
+            v, why = judge_one(n, f, o, os.path.join(cache, "trees", n))
+            new.append((key, (v, why)))
+    exists = os.path.exists(p)
+    with open(p, "a") as out:
+        if not exists:
+            out.write("# image\trule\tobject\tdetail-key\tverdict\treason   (scripts/image-corpus judge, then by hand)\n")
+        for key, (v, why) in new:
+            out.write("\t".join(key) + f"\t{v}\t{why}\n")
+    print(f"{len(new)} rows added to {p}, {sum(v == '?' for _, (v, _w) in new)} to judge by hand")
+
+
 # ------------------------------------------------------------------------------------------------
 def du(path):
     r = subprocess.run(["du", "-s", "--apparent-size", "-B1", path], capture_output=True, text=True)
@@ -703,6 +816,8 @@ if __name__ == "__main__":
         cmd_oracle(cache, ROOT, rest)
     elif cmd == "lint":
         cmd_lint(cache, ROOT, rest)
+    elif cmd == "judge":
+        cmd_judge(cache, ROOT, rest)
     elif cmd == "list":
         cmd_list(cache, rest)
     elif cmd == "bench":
