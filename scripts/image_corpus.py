@@ -546,7 +546,8 @@ def oracle_rows(o):
         fails = [l for l in c.get("stderr", []) if re.search(r"cannot open shared|Failed to load library|Cannot dlopen|Could not load dynamic", l)]
         if fails:
             detail += " | stderr: " + fails[0]
-        rows.append((name, c["check"], "-", "pass" if c["ok"] else "fail", short(detail)))
+        result = "pass" if c["ok"] else ("absent" if str(c["error"]).startswith("ModuleNotFoundError") else "fail")
+        rows.append((name, c["check"], "-", result, short(detail)))
         mapped = [m for m in c["maps"] if CUDA_LIB.search(os.path.basename(m))]
         rows.append((name, "maps: " + c["check"], "-", f"{len(c['maps'])} objects", short(" ".join(mapped), 2000)))
     return rows
