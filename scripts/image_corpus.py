@@ -325,7 +325,7 @@ info["cuda_available"] = torch.cuda.is_available()
 VLLM = """
 import vllm
 from vllm import LLM, SamplingParams
-import vllm._C
+import vllm._custom_ops
 info["version"] = vllm.__version__
 """
 JAX = """
