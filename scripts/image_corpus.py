@@ -770,6 +770,8 @@ def cmd_lint(cache, root, args):
         print("Failing only without onnxruntime.preload_dlls() (passes with it; not counted):")
         for u in only_without_preload:
             print("  %s: %s: %s" % u)
+    if not unjudged and os.path.exists(os.path.join(fdir, "unjudged.tsv")):
+        os.remove(os.path.join(fdir, "unjudged.tsv"))
     if unjudged:
         p = os.path.join(fdir, "unjudged.tsv")
         with open(p, "w") as f:
