@@ -109,7 +109,14 @@ impl ImageSummary {
         let loading = crate::knowledge::image_loading::ImageLoading::embedded();
         let mut on_demand_plugins: Vec<OnDemandPlugin> = Vec::new();
         for need in &image.unresolved {
-            if need.needed.is_empty() || image.loaded_at_start(&need.object) {
+            if need.needed.is_empty()
+                || image.loaded_at_start(&need.object)
+                || image.startup.provided_by_dependency(
+                    &image.report.fs,
+                    &need.object,
+                    &need.needed,
+                )
+            {
                 continue;
             }
             match on_demand_plugins.last_mut() {
