@@ -13,6 +13,7 @@ pub mod cu220_driver_libraries_shipped;
 pub mod cu221_driver_requirement_unsatisfied;
 pub mod cu222_multiple_cuda_runtimes;
 pub mod cu223_require_check_disabled_in_image;
+pub mod cu229_debug_setting_in_image;
 pub mod require;
 
 use crate::checks::RuleMeta;
@@ -93,6 +94,7 @@ pub static RULES: &[&dyn ImageRule] = &[
     &cu221_driver_requirement_unsatisfied::DriverRequirementUnsatisfied,
     &cu222_multiple_cuda_runtimes::MultipleCudaRuntimes,
     &cu223_require_check_disabled_in_image::RequireCheckDisabled,
+    &cu229_debug_setting_in_image::DebugSettingInImage,
 ];
 
 /// `1.5 GB`, `12 kB`, `512 B` (decimal units, as docker prints them).
