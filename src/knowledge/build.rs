@@ -198,7 +198,7 @@ impl BuildFacts {
 
     /// Whether an ARG default is a placeholder for a value passed per build.
     pub fn is_placeholder_default(&self, default: Option<&str>) -> bool {
-        default.map_or(true, |d| {
+        default.is_none_or(|d| {
             let d = d.trim_matches(['"', '\'']);
             self.volatile_args
                 .placeholder_defaults
