@@ -25,6 +25,7 @@
 //! point at the exact line of a bad value; areas without one are located at
 //! their table.
 
+pub mod build;
 pub mod clock;
 pub mod cupti;
 pub mod freshness;

@@ -1,5 +1,6 @@
 //! Dockerfile rules, one file each, and their registry.
 
+pub mod build_steps;
 pub mod cu001_syntax_error;
 pub mod cu002_unknown_stage_reference;
 pub mod cu003_unused_stage;
@@ -10,6 +11,10 @@ pub mod cu101_devel_image_in_final_stage;
 pub mod cu102_cuda_toolkit_copied_whole;
 pub mod cu103_devel_packages_in_final_stage;
 pub mod cu104_package_cache_left_behind;
+pub mod cu105_build_arg_invalidates_heavy_layers;
+pub mod cu106_source_copied_before_dependencies;
+pub mod cu107_cuda_runfile_in_image;
+pub mod cu108_compile_without_cache_mount;
 pub mod cu110_cupti_missing;
 pub mod cu111_cupti_library_path_wrong;
 pub mod cu120_wheel_cuda_mismatch;
@@ -18,6 +23,8 @@ pub mod cu122_driver_libraries_in_image;
 pub mod cu123_require_check_disabled;
 pub mod cu124_stubs_on_runtime_path;
 pub mod cu125_compat_forced_on_path;
+pub mod cu126_gpu_hidden_by_image_env;
+pub mod cu129_debug_setting_shipped;
 pub mod cu130_cuda_image_tag_invalid;
 pub mod cu131_cuda_image_eol;
 pub mod cu132_cuda_arch_unsupported;
@@ -42,6 +49,10 @@ pub static RULES: &[&dyn DockerfileRule] = &[
     &cu102_cuda_toolkit_copied_whole::CudaToolkitCopiedWhole,
     &cu103_devel_packages_in_final_stage::DevelPackagesInFinalStage,
     &cu104_package_cache_left_behind::PackageCacheLeftBehind,
+    &cu105_build_arg_invalidates_heavy_layers::BuildArgInvalidatesHeavyLayers,
+    &cu106_source_copied_before_dependencies::SourceCopiedBeforeDependencies,
+    &cu107_cuda_runfile_in_image::CudaRunfileInImage,
+    &cu108_compile_without_cache_mount::CompileWithoutCacheMount,
     &cu110_cupti_missing::CuptiMissing,
     &cu111_cupti_library_path_wrong::CuptiLibraryPathWrong,
     &cu120_wheel_cuda_mismatch::WheelCudaMismatch,
@@ -50,6 +61,8 @@ pub static RULES: &[&dyn DockerfileRule] = &[
     &cu123_require_check_disabled::RequireCheckDisabled,
     &cu124_stubs_on_runtime_path::StubsOnRuntimePath,
     &cu125_compat_forced_on_path::CompatForcedOnPath,
+    &cu126_gpu_hidden_by_image_env::GpuHiddenByImageEnv,
+    &cu129_debug_setting_shipped::DebugSettingShipped,
     &cu130_cuda_image_tag_invalid::CudaImageTagInvalid,
     &cu131_cuda_image_eol::CudaImageEol,
     &cu132_cuda_arch_unsupported::CudaArchUnsupported,

@@ -16,6 +16,7 @@ pub mod cu221_driver_requirement_unsatisfied;
 pub mod cu222_multiple_cuda_runtimes;
 pub mod cu223_require_check_disabled_in_image;
 pub mod cu224_driver_stub_on_loader_path;
+pub mod cu229_debug_setting_in_image;
 pub mod require;
 
 use crate::checks::RuleMeta;
@@ -147,4 +148,5 @@ pub static RULES: &[&dyn ImageRule] = &[
     &cu222_multiple_cuda_runtimes::MultipleCudaRuntimes,
     &cu223_require_check_disabled_in_image::RequireCheckDisabled,
     &cu224_driver_stub_on_loader_path::DriverStubOnLoaderPath,
+    &cu229_debug_setting_in_image::DebugSettingInImage,
 ];
