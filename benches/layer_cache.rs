@@ -105,8 +105,9 @@ fn main() {
         digest: layer.blob_digest.clone(),
         size: layer.blob_size,
         compression: Compression::None,
+        at: None,
     };
-    let put = best(passes, || cache.put(black_box(&layer)));
+    let put = best(passes, || cache.put(black_box(&layer), None));
     let get = best(passes, || {
         black_box(cache.get(&layer.diff_id, blob.clone()));
     });

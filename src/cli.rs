@@ -28,9 +28,10 @@ const EXIT_FINDINGS: u8 = 1;
 /// Exit status when something could not be linted (bad input, config, usage).
 const EXIT_ERROR: u8 = 2;
 
-/// Lints CUDA packaging in Dockerfiles.
+/// Lints CUDA packaging in Dockerfiles and built container images.
 ///
-/// `cudalint Dockerfile` is short for `cudalint lint Dockerfile`.
+/// `cudalint Dockerfile` is short for `cudalint lint Dockerfile`; `cudalint image REF` checks a built
+/// image (engine, docker-archive, OCI, rootfs); `cudalint build` lints, builds and checks the result.
 #[derive(Debug, Parser)]
 #[command(
     name = "cudalint",
@@ -128,6 +129,11 @@ struct ReportArgs {
     /// output (JSON and SARIF always carry them).
     #[arg(long)]
     show_sources: bool,
+    /// Text output of images: the whole inventory before the findings (layers, CUDA libraries,
+    /// pip packages, every unresolved library, the plugins loaded only on demand). JSON and HTML
+    /// always carry it.
+    #[arg(long, short = 'v')]
+    verbose: bool,
 }
 
 #[derive(Debug, Args)]
@@ -458,8 +464,10 @@ fn print_report(
         for notice in &notices {
             eprintln!("cudalint: warning: {notice}");
         }
-        for summary in findings.images {
-            crate::image::summary::write_text(summary, out)?;
+        if args.verbose {
+            for summary in findings.images {
+                crate::image::summary::write_text(summary, out)?;
+            }
         }
     }
     let report = Report {
@@ -478,6 +486,11 @@ fn print_report(
     if args.format == Format::Text {
         for summary in findings.images {
             crate::image::summary::write_text_breakdown(summary, out)?;
+            if args.verbose {
+                writeln!(out)?;
+            } else {
+                crate::image::summary::write_text_brief(summary, out)?;
+            }
         }
     }
     Ok(())

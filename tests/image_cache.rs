@@ -549,3 +549,95 @@ fn the_engine_export_streams_cached_layers_past() {
     let expected = if major >= 25 { (3, 0, 0) } else { (0, 3, 0) };
     assert_eq!(counts(&second_cache), expected, "engine {major}");
 }
+
+/// Turns one byte of the file at `path` over in place (same size, same file).
+fn flip_byte(path: &Path, at: u64) {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .unwrap();
+    let mut byte = [0u8; 1];
+    file.seek(SeekFrom::Start(at)).unwrap();
+    file.read_exact(&mut byte).unwrap();
+    file.seek(SeekFrom::Start(at)).unwrap();
+    file.write_all(&[byte[0] ^ 0x20]).unwrap();
+}
+
+/// A layer changed in place after a cached scan (same size, same offset in the same file) is read
+/// again: the cached run fails as `--no-cache` does (the digest mismatch, exit 2), in an uncompressed
+/// docker-archive and in a gzip OCI archive alike. A copy of the unchanged archive (a place not seen
+/// before) is served from the cache, trusted by its diff ID, and remembered: changed in place in its
+/// turn, it is read again too.
+#[test]
+fn a_layer_changed_in_place_after_a_cached_scan_is_read_again() {
+    let dir = TempDir::new("in-place");
+    let mut layers = base_layers();
+    layers.push(layer(&[("app/marker", b"cudalint-in-place-marker")]));
+    let gzipped: Vec<Vec<u8>> = layers.iter().map(|tar| gzip(tar)).collect();
+    docker_archive(&dir.path("plain.tar"), &layers, "app:v1");
+    oci_archive(&dir.path("gzip.tar"), &layers, &gzipped);
+    let find = |path: &Path, needle: &[u8]| {
+        std::fs::read(path)
+            .unwrap()
+            .windows(needle.len())
+            .position(|window| window == needle)
+            .expect("the archive holds the bytes to change") as u64
+    };
+    let last = &gzipped[gzipped.len() - 1];
+    // Where a byte changes: inside the marker file, or inside the last gzip blob's deflate data.
+    let plain_at = find(&dir.path("plain.tar"), b"cudalint-in-place-marker") + 3;
+    let gzip_at = find(&dir.path("gzip.tar"), last) + last.len() as u64 / 2;
+
+    for (file, at, kind) in [
+        ("plain.tar", plain_at, "docker-archive"),
+        ("gzip.tar", gzip_at, "oci-archive"),
+    ] {
+        let cache_home = dir.path(&format!("cache-{kind}"));
+        let path = dir.path(file);
+        let copy_path = dir.path(&format!("copy-{file}"));
+        std::fs::copy(&path, &copy_path).unwrap();
+        let reference = format!("{kind}:{}", path.display());
+        let copy = format!("{kind}:{}", copy_path.display());
+        let run = |reference: &str, extra: &[&str]| {
+            let mut args = extra.to_vec();
+            args.push(reference);
+            let output = cudalint_command(&cache_home, &args).output().unwrap();
+            let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+            (output.status.code(), stderr)
+        };
+        let (_, cache) = scan(&cache_home, &reference, &[]);
+        assert_eq!(counts(&cache), (0, 3, 0), "{kind}");
+        let (_, cache) = scan(&cache_home, &reference, &[]);
+        assert_eq!(counts(&cache), (3, 0, 0), "{kind}: unchanged, served");
+
+        flip_byte(&path, at);
+        let uncached = run(&reference, &["--no-cache"]);
+        assert_eq!(uncached.0, Some(2), "{kind}: {}", uncached.1);
+        if kind == "docker-archive" {
+            assert!(uncached.1.contains("digest mismatch"), "{}", uncached.1);
+        }
+        assert_eq!(run(&reference, &[]), uncached, "{kind}: cached as uncached");
+        assert_eq!(
+            run(&reference, &[]),
+            uncached,
+            "{kind}: and every time after"
+        );
+
+        let (_, cache) = scan(&cache_home, &copy, &[]);
+        assert_eq!(
+            counts(&cache),
+            (3, 0, 0),
+            "{kind}: the unchanged copy is served"
+        );
+        flip_byte(&copy_path, at);
+        let (code, stderr) = run(&copy, &[]);
+        assert_eq!(code, Some(2), "{kind}: the copy changed in place: {stderr}");
+        assert_eq!(
+            (code, stderr.clone()),
+            run(&copy, &["--no-cache"]),
+            "{kind}"
+        );
+    }
+}

@@ -353,3 +353,152 @@ fn far_strings_left_by_the_first_pass_are_read_in_every_layer_form() {
         assert_eq!(facts_of(&streamed), facts_of(&layer), "{form}");
     }
 }
+
+/// The file's captured ELF facts in a layer's changes.
+fn layer_facts(layer: &cudalint::image::layer::LayerContents, path: &str) -> ElfFacts {
+    use cudalint::image::facts::Captured;
+    use cudalint::image::layer::Change;
+    let entry = layer
+        .entries
+        .iter()
+        .find(|entry| entry.path == path)
+        .unwrap_or_else(|| panic!("{path} is not listed"));
+    match &entry.change {
+        Change::File {
+            captured: Some(captured),
+            ..
+        } => match captured.as_ref() {
+            Captured::Elf(facts) => facts.clone(),
+            other => panic!("{path}: not ELF facts: {other:?}"),
+        },
+        other => panic!("{path}: not a file with facts: {other:?}"),
+    }
+}
+
+/// TensorFlow 2.21's `libtensorflow_framework.so.2` in small: its `PT_DYNAMIC` lies 136 MB into the
+/// file (130 MiB of zeros in the RELRO segment, between the first segment's `.dynstr` and
+/// `.dynamic`), and Bazel wrote it a 20 KB DT_RUNPATH, longer than any file name. Read in the near,
+/// the far and the second-pass mode, and as a layer member of every source form (by offset, gzip and
+/// zstd streams with the engine's second pass, an unpacked root filesystem), the facts are
+/// `readelf -d`'s.
+#[test]
+fn a_tensorflow_like_library_with_a_far_dynamic_section_and_a_long_runpath() {
+    use cudalint::image::layer::{
+        complete_unread, needs_completion, read_layer, read_layer_at, ExpectedDigests,
+    };
+    use cudalint::image::source::{ImageSource, LoadOptions};
+    use std::io::Write;
+
+    let dir = scratch("tensorflow-like");
+    let runpath: Vec<String> = (0..80)
+        .flat_map(|index| {
+            ["cublas", "cudnn", "nccl", "cufft"].map(|wheel| {
+                format!(
+                    "$ORIGIN/../../nvidia/{wheel}{index}/lib:$ORIGIN/../nvidia/{wheel}{index}/lib"
+                )
+            })
+        })
+        .collect();
+    let runpath = runpath.join(":");
+    assert!(runpath.len() > 4 * LIMITS.max_string, "{}", runpath.len());
+    let source =
+        "__attribute__((section(\".data.rel.ro.far\"))) const char far_table[130 << 20] = {1};\n\
+                  int f(void) { return far_table[7]; }\n";
+    let rpath_flag = format!("-Wl,-rpath,{runpath}");
+    let lib = image_elf_support::gcc_link_after(
+        &dir,
+        "libfar.so",
+        source,
+        &[
+            "-shared",
+            "-fPIC",
+            "-Wl,-soname,libfar.so.2",
+            "-Wl,--enable-new-dtags",
+            &rpath_flag,
+            "-Wl,--no-as-needed",
+            "-lm",
+        ],
+    );
+    let path = dir.join("libfar.so");
+    let dynamic_offset = std::process::Command::new("readelf")
+        .args(["-lW"])
+        .arg(&path)
+        .output()
+        .map(|out| String::from_utf8_lossy(&out.stdout).into_owned())
+        .unwrap()
+        .lines()
+        .find(|line| line.trim_start().starts_with("DYNAMIC"))
+        .and_then(|line| line.split_whitespace().nth(1).map(str::to_owned))
+        .and_then(|hex| u64::from_str_radix(hex.trim_start_matches("0x"), 16).ok())
+        .expect("readelf names PT_DYNAMIC");
+    assert!(dynamic_offset > 128 << 20, "PT_DYNAMIC at {dynamic_offset}");
+    let check = |facts: &ElfFacts, how: &str| {
+        assert_matches_readelf(&path, facts);
+        assert_eq!(facts.soname.as_deref(), Some("libfar.so.2"), "{how}");
+        assert!(facts.needed.iter().any(|n| n == "libm.so.6"), "{how}");
+        assert_eq!(facts.runpath.join(":"), runpath, "{how}");
+    };
+
+    let near = Limits {
+        keep_window: u64::MAX,
+        ..LIMITS
+    };
+    for (how, limits) in [("near", near), ("far", LIMITS)] {
+        let (facts, _) = read(lib.clone(), &limits);
+        check(&facts.expect("ELF"), how);
+    }
+    let (facts, _) = read(lib.clone(), &NOTHING_KEPT);
+    let mut facts = facts.unwrap();
+    assert!(!facts.unread.is_empty());
+    elf::complete(&mut ForwardOnly::new(lib.clone()), &mut facts).unwrap();
+    check(&facts, "second pass");
+    // A list longer than the bound is refused, not cut.
+    let short_lists = Limits {
+        max_path_list: runpath.len() - 1,
+        ..near
+    };
+    assert!(elf::read_elf_with(&mut ForwardOnly::new(lib.clone()), &short_lists).is_err());
+
+    let root = dir.join("root");
+    std::fs::create_dir_all(root.join("usr/lib")).unwrap();
+    std::fs::write(root.join("usr/lib/libfar.so.2"), &lib).unwrap();
+    let image = ImageSource::Rootfs(root)
+        .load(&LoadOptions::default())
+        .unwrap();
+    check(
+        &layer_facts(&image.layers[0], "/usr/lib/libfar.so.2"),
+        "rootfs",
+    );
+
+    let mut tar = tar::Builder::new(Vec::new());
+    let mut header = tar::Header::new_gnu();
+    header.set_size(lib.len() as u64);
+    header.set_mode(0o755);
+    header.set_cksum();
+    tar.append_data(&mut header, "usr/lib/libfar.so.2", lib.as_slice())
+        .unwrap();
+    drop(lib);
+    let plain = tar.into_inner().unwrap();
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gzip.write_all(&plain).unwrap();
+    let gzip = gzip.finish().unwrap();
+    let zstd = zstd::encode_all(plain.as_slice(), 1).unwrap();
+    for (form, blob) in [("plain", &plain), ("gzip", &gzip), ("zstd", &zstd)] {
+        let layer_path = dir.join(format!("layer-{form}"));
+        let mut file_bytes = vec![0u8; 333];
+        file_bytes.extend_from_slice(blob);
+        std::fs::write(&layer_path, &file_bytes).unwrap();
+        drop(file_bytes);
+        let file = std::fs::File::open(&layer_path).unwrap();
+        let layer = read_layer_at(&file, 333, blob.len() as u64, &ExpectedDigests::default())
+            .unwrap_or_else(|error| panic!("{form}: {error:#}"));
+        check(&layer_facts(&layer, "/usr/lib/libfar.so.2"), form);
+        std::fs::remove_file(&layer_path).unwrap();
+        // The engine streams the export once and reads again only what is left.
+        let mut streamed = read_layer(blob.as_slice(), &ExpectedDigests::default()).unwrap();
+        if needs_completion(&streamed) {
+            complete_unread(blob.as_slice(), &mut streamed).unwrap();
+        }
+        check(&layer_facts(&streamed, "/usr/lib/libfar.so.2"), form);
+    }
+}

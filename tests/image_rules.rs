@@ -395,14 +395,20 @@ fn a_copy_vendored_under_another_soname_is_joined_by_its_build_id() {
         .iter()
         .filter(|finding| finding["code"] == "CU211")
         .map(|finding| {
+            let notes: Vec<&str> = finding["notes"]
+                .as_array()
+                .map(|notes| notes.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
             format!(
-                "{} | {}",
+                "{} | {} | {}",
                 finding["location"]["path"].as_str().unwrap_or_default(),
-                finding["message"].as_str().unwrap_or_default()
+                finding["message"].as_str().unwrap_or_default(),
+                notes.join(" | ")
             )
         })
         .collect();
-    // One copy is the wheel's libcudart.so.12, the other the vendored libcudart-<hash>.so.12.
+    // One finding for the library, listing both copies: the wheel's libcudart.so.12 and the vendored
+    // libcudart-<hash>.so.12; the notes say how each compares with the copy kept.
     assert_eq!(duplicates.len(), 1, "{duplicates:?}");
     let finding = &duplicates[0];
     assert!(

@@ -1,6 +1,7 @@
 //! Feeds arbitrary bytes to the ELF reader through a forward-only `FileBytes` (a backward seek
 //! panics), in both the near and the far mode, and the second pass on whatever it left unread. It
-//! must never panic, and every string it returns is at most `max_string` bytes.
+//! must never panic, and every string it returns is at most `max_string` bytes (a search path list
+//! `max_path_list`) before an invalid byte is replaced.
 #![no_main]
 
 use std::io::{self, Read};
@@ -45,6 +46,9 @@ fuzz_target!(|data: &[u8]| {
             let _ = elf::complete(&mut Forward { bytes: data, position: 0 }, &mut facts);
             for text in facts.needed.iter().chain(&facts.soname) {
                 assert!(text.len() <= 4 * LIMITS.max_string);
+            }
+            for list in [&facts.rpath, &facts.runpath] {
+                assert!(list.join(":").len() <= 4 * LIMITS.max_path_list);
             }
         }
     }

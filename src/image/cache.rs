@@ -34,12 +34,26 @@
 //! until it holds 90% of it. Failing to write the cache never fails a scan; the first error is kept
 //! for a note.
 //!
-//! A hit trusts the config's diff ID as Docker's own layer store does: the blob is not hashed again.
-//! An uncompressed blob whose size is not the cached tar size is read (and its digest checked) all the
-//! same.
+//! # What a hit trusts
+//!
+//! A hit trusts the config's diff ID as Docker's layer store does (`docker load` skips a layer whose
+//! chain ID it already holds, unread): the blob is not hashed again, since hashing it would cost most
+//! of what reading it costs. What costs nothing is checked first, and a blob that fails a check is
+//! read and its digests checked as without the cache:
+//!
+//! - an uncompressed blob must be the cached tar size;
+//! - an entry remembers the places its layer was read or served from ([`BlobLocation`]: the file's
+//!   device and inode, the blob's offset and length, and the file's modification and status-change
+//!   times, as `make` and git's index judge a file unchanged). A blob at a remembered place whose file
+//!   has been modified since (a layer changed in place, same size) is read again, so it gives the
+//!   digest mismatch that `--no-cache` gives. A blob at a place not seen before (another archive that
+//!   shares the layer) is trusted by its diff ID, and the place is remembered from then on.
+//!
+//! The engine's export carries no such place: its cached layers stream past hashed (see `engine.rs`).
 
 use std::fs::{self, File};
 use std::io::{self, Write};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -64,6 +78,8 @@ pub const MAGIC: &[u8; 16] = b"cudalint-layers\0";
 const HEADER_LEN: usize = MAGIC.len() + 4 + 8 + 32;
 /// A temporary file older than this was left by a run that died: it may be removed.
 const STALE_TEMP: Duration = Duration::from_secs(3600);
+/// The places an entry remembers (the most recent): a layer is rarely in more archives than this.
+const MAX_PLACES: usize = 16;
 
 /// The code that decides what a layer's facts are: a change to any of it changes the facts.
 const EXTRACTOR_SOURCES: [&str; 7] = [
@@ -83,6 +99,75 @@ pub struct BlobInfo {
     pub digest: String,
     pub size: u64,
     pub compression: Compression,
+    /// Where the blob lies in a file, for the sources that read files; `None` for a stream.
+    pub at: Option<BlobLocation>,
+}
+
+/// A blob's place in a file and the file's state, read with one `fstat`: the same place with the
+/// same times holds the same bytes. A write sets both times; `touch` can set the modification time
+/// back, but no call sets the status-change time to a chosen value.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BlobLocation {
+    device: u64,
+    inode: u64,
+    offset: u64,
+    len: u64,
+    /// Modification and status-change times, in nanoseconds since the epoch.
+    modified: i128,
+    changed: i128,
+}
+
+impl BlobLocation {
+    /// The place of `[offset, offset + len)` of `file`, as it is now; `None` where it cannot be read.
+    pub fn of(file: &File, offset: u64, len: u64) -> Option<BlobLocation> {
+        let meta = file.metadata().ok()?;
+        let nanos =
+            |seconds: i64, nanos: i64| i128::from(seconds) * 1_000_000_000 + i128::from(nanos);
+        Some(BlobLocation {
+            device: meta.dev(),
+            inode: meta.ino(),
+            offset,
+            len,
+            modified: nanos(meta.mtime(), meta.mtime_nsec()),
+            changed: nanos(meta.ctime(), meta.ctime_nsec()),
+        })
+    }
+
+    fn same_place(&self, other: &BlobLocation) -> bool {
+        (self.device, self.inode, self.offset, self.len)
+            == (other.device, other.inode, other.offset, other.len)
+    }
+}
+
+/// Whether an entry may serve a blob at a place, by what the entry remembers of it.
+#[derive(Debug, PartialEq, Eq)]
+enum Place {
+    /// Read or served from there, and the file is unchanged since.
+    Known,
+    /// Read or served from there, and the file was modified since: the blob is read again.
+    Changed,
+    /// Not seen there before (or the source gives no place): trusted by the diff ID.
+    New,
+}
+
+fn judge(seen: &[BlobLocation], at: Option<&BlobLocation>) -> Place {
+    let Some(at) = at else { return Place::New };
+    match seen.iter().find(|place| place.same_place(at)) {
+        Some(place) if place == at => Place::Known,
+        Some(_) => Place::Changed,
+        None => Place::New,
+    }
+}
+
+/// `seen` with `at` as its most recent place (replacing what it remembered of that place).
+fn remember(mut seen: Vec<BlobLocation>, at: Option<BlobLocation>) -> Vec<BlobLocation> {
+    if let Some(at) = at {
+        seen.retain(|place| !place.same_place(&at));
+        seen.push(at);
+        let excess = seen.len().saturating_sub(MAX_PLACES);
+        seen.drain(..excess);
+    }
+    seen
 }
 
 /// How the cache served one run or one image.
@@ -117,6 +202,8 @@ struct EntryHeader {
     tar_size: u64,
     clamped_names: Vec<String>,
     entries: u64,
+    /// Where the layer was read or served from, oldest first.
+    seen: Vec<BlobLocation>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -355,8 +442,9 @@ impl LayerCache {
     }
 
     /// The layer `diff_id` from the cache, described by `blob`; counts a hit, or a miss the caller then
-    /// reads from the blob. An entry that is not trusted, or whose tar size an uncompressed `blob`
-    /// contradicts, is a miss.
+    /// reads from the blob. An entry that is not trusted, whose tar size an uncompressed `blob`
+    /// contradicts, or that was read from `blob`'s place before the file there changed, is a miss (see
+    /// the module's "What a hit trusts").
     pub fn get(&self, diff_id: &str, blob: BlobInfo) -> Option<LayerContents> {
         let found = self.entry_path(diff_id).and_then(|path| {
             let bytes = read_bounded(&path, self.max_bytes)?;
@@ -364,14 +452,26 @@ impl LayerCache {
                 self.rejected.fetch_add(1, Ordering::Relaxed);
                 return None;
             };
-            // Least recently used goes first: a hit makes the entry young again.
-            if let Ok(file) = File::options().write(true).open(&path) {
+            Some((path, bytes, entry))
+        });
+        let consistent = found.filter(|(_, _, (header, _, _))| {
+            (blob.compression != Compression::None || blob.size == header.tar_size)
+                && judge(&header.seen, blob.at.as_ref()) != Place::Changed
+        });
+        let consistent = consistent.map(|(path, bytes, (mut header, entries, records))| {
+            if judge(&header.seen, blob.at.as_ref()) == Place::New && blob.at.is_some() {
+                // Remembered from now on, so a change in place there is seen; the records are kept
+                // as they are. A write that fails only forgets the place.
+                header.seen = remember(std::mem::take(&mut header.seen), blob.at);
+                if let Ok(mut payload) = postcard::to_stdvec(&header) {
+                    payload.extend_from_slice(&bytes[HEADER_LEN + records..]);
+                    let _ = self.write_entry(&path, &payload);
+                }
+            } else if let Ok(file) = File::options().write(true).open(&path) {
+                // Least recently used goes first: a hit makes the entry young again.
                 let _ = file.set_modified(SystemTime::now());
             }
-            Some(entry)
-        });
-        let consistent = found.filter(|(header, _)| {
-            blob.compression != Compression::None || blob.size == header.tar_size
+            (header, entries)
         });
         match consistent {
             Some((header, entries)) => {
@@ -399,12 +499,18 @@ impl LayerCache {
     }
 
     /// Writes `layer`'s facts under its diff ID (atomically: a temporary file renamed into place), then
-    /// trims the cache when enough was written since the last trim. Errors are kept, never raised.
-    pub fn put(&self, layer: &LayerContents) {
+    /// trims the cache when enough was written since the last trim. `at` is where the layer was just
+    /// read from (its place taken before the read), remembered with the places an entry already there
+    /// remembers. Errors are kept, never raised.
+    pub fn put(&self, layer: &LayerContents, at: Option<BlobLocation>) {
         let Some(path) = self.entry_path(&layer.diff_id) else {
             return;
         };
-        let payload = match encode(layer) {
+        let seen = read_bounded(&path, self.max_bytes)
+            .and_then(|bytes| decode(&bytes, &layer.diff_id))
+            .map(|(header, _, _)| header.seen)
+            .unwrap_or_default();
+        let payload = match encode(layer, remember(seen, at)) {
             Ok(payload) => payload,
             Err(error) => return self.keep_error(format!("encoding {}: {error}", layer.diff_id)),
         };
@@ -549,13 +655,14 @@ fn read_bounded(path: &Path, limit: u64) -> Option<Vec<u8>> {
         .flatten()
 }
 
-/// The payload of `layer`'s entry.
-fn encode(layer: &LayerContents) -> postcard::Result<Vec<u8>> {
+/// The payload of `layer`'s entry, which remembers the places `seen`.
+fn encode(layer: &LayerContents, seen: Vec<BlobLocation>) -> postcard::Result<Vec<u8>> {
     let header = EntryHeader {
         diff_id: layer.diff_id.clone(),
         tar_size: layer.tar_size,
         clamped_names: layer.clamped_names.clone(),
         entries: layer.entries.len() as u64,
+        seen,
     };
     layer
         .entries
@@ -565,8 +672,9 @@ fn encode(layer: &LayerContents) -> postcard::Result<Vec<u8>> {
         })
 }
 
-/// The entry in `bytes` when every check passes and it is the entry of `diff_id`.
-fn decode(bytes: &[u8], diff_id: &str) -> Option<(EntryHeader, Vec<LayerEntry>)> {
+/// The entry in `bytes` when every check passes and it is the entry of `diff_id`: its header, its
+/// entries, and where in the payload its records start.
+fn decode(bytes: &[u8], diff_id: &str) -> Option<(EntryHeader, Vec<LayerEntry>, usize)> {
     let (header, payload) = bytes.split_at_checked(HEADER_LEN)?;
     let (magic, rest) = header.split_at(MAGIC.len());
     let (version, rest) = rest.split_at(4);
@@ -583,6 +691,7 @@ fn decode(bytes: &[u8], diff_id: &str) -> Option<(EntryHeader, Vec<LayerEntry>)>
     if header.diff_id != diff_id {
         return None;
     }
+    let records = payload.len() - rest.len();
     // Every record takes bytes: a count beyond them is damage, not a reason to allocate.
     let mut entries = Vec::with_capacity(usize::try_from(header.entries).ok()?.min(rest.len()));
     for _ in 0..header.entries {
@@ -590,7 +699,7 @@ fn decode(bytes: &[u8], diff_id: &str) -> Option<(EntryHeader, Vec<LayerEntry>)>
         entries.push(record.into_entry());
         rest = tail;
     }
-    rest.is_empty().then_some((header, entries))
+    rest.is_empty().then_some((header, entries, records))
 }
 
 /// `2147483648`, `512M`, `2G` (binary units), as `CUDALINT_CACHE_MAX_BYTES` takes it.
@@ -633,6 +742,38 @@ mod tests {
     }
 
     #[test]
+    fn a_place_is_known_changed_or_new_and_few_are_remembered() {
+        let place = |inode, modified| BlobLocation {
+            device: 1,
+            inode,
+            offset: 512,
+            len: 4096,
+            modified,
+            changed: modified,
+        };
+        let seen = remember(Vec::new(), Some(place(7, 100)));
+        assert_eq!(judge(&seen, Some(&place(7, 100))), Place::Known);
+        assert_eq!(judge(&seen, Some(&place(7, 101))), Place::Changed);
+        let moved = BlobLocation {
+            offset: 1024,
+            ..place(7, 101)
+        };
+        assert_eq!(judge(&seen, Some(&moved)), Place::New);
+        assert_eq!(judge(&seen, Some(&place(8, 100))), Place::New);
+        assert_eq!(judge(&seen, None), Place::New);
+        // Remembering a place again replaces what was known of it; the oldest places go first.
+        let seen = remember(seen, Some(place(7, 101)));
+        assert_eq!(seen, [place(7, 101)]);
+        let seen = (0..MAX_PLACES as u64 + 3).fold(seen, |seen, inode| {
+            remember(seen, Some(place(100 + inode, 1)))
+        });
+        assert_eq!(seen.len(), MAX_PLACES);
+        assert_eq!(judge(&seen, Some(&place(7, 101))), Place::New);
+        assert_eq!(judge(&seen, Some(&place(102, 1))), Place::New);
+        assert_eq!(judge(&seen, Some(&place(103, 1))), Place::Known);
+    }
+
+    #[test]
     fn only_digests_name_entries() {
         let cache = LayerCache::open(Path::new("/nonexistent/cudalint"), 1 << 20);
         let hex = "ab".repeat(32);
@@ -646,29 +787,32 @@ mod tests {
 
     #[test]
     fn decode_refuses_every_kind_of_damage() {
-        let payload = encode(&LayerContents {
-            entries: vec![LayerEntry {
-                path: "/a".into(),
-                mode: 0o644,
-                change: Change::File {
-                    size: 1,
-                    captured: Some(Arc::new(Captured::Text(b"x".to_vec()))),
-                },
-            }],
-            blob_digest: "sha256:00".into(),
-            diff_id: "sha256:00".into(),
-            compression: Compression::None,
-            blob_size: 1024,
-            tar_size: 1024,
-            clamped_names: Vec::new(),
-        })
+        let payload = encode(
+            &LayerContents {
+                entries: vec![LayerEntry {
+                    path: "/a".into(),
+                    mode: 0o644,
+                    change: Change::File {
+                        size: 1,
+                        captured: Some(Arc::new(Captured::Text(b"x".to_vec()))),
+                    },
+                }],
+                blob_digest: "sha256:00".into(),
+                diff_id: "sha256:00".into(),
+                compression: Compression::None,
+                blob_size: 1024,
+                tar_size: 1024,
+                clamped_names: Vec::new(),
+            },
+            Vec::new(),
+        )
         .unwrap();
         let mut bytes = MAGIC.to_vec();
         bytes.extend(FORMAT_VERSION.to_le_bytes());
         bytes.extend((payload.len() as u64).to_le_bytes());
         bytes.extend(Sha256::digest(&payload));
         bytes.extend(&payload);
-        let (header, entries) = decode(&bytes, "sha256:00").unwrap();
+        let (header, entries, _) = decode(&bytes, "sha256:00").unwrap();
         assert_eq!((header.tar_size, entries.len()), (1024, 1));
         assert!(
             decode(&bytes, "sha256:01").is_none(),

@@ -15,7 +15,8 @@
 //!   [`Limits::keep_window`], as for nearly every library): keep those bytes and look the strings up.
 //! - **Far** (a 1 GiB `libtorch_cuda.so` with a 40 MB `.dynstr`): while the first loaded segment
 //!   streams past, keep only the strings that can be a library name or a search path (they contain
-//!   `.so`, `/` or `$`), within [`Limits::candidate_bytes`]; skip to `.dynamic`; look each referenced
+//!   `.so`, `/` or `$`, and are no longer than [`Limits::max_path_list`]), within
+//!   [`Limits::candidate_bytes`]; skip to `.dynamic`; look each referenced
 //!   string up among them (a reference may point into the tail of a kept string: linkers merge
 //!   suffixes). A string not found that way lies behind the reader: it is recorded in
 //!   [`ElfFacts::unread`] with its file offset, and [`complete`] reads exactly those strings in a
@@ -23,6 +24,15 @@
 //!
 //! Malformed input never panics: every count and size is checked against the file size and the limits
 //! before anything is allocated.
+//!
+//! # How long a string may be
+//!
+//! A DT_NEEDED or DT_SONAME is one file name, so [`Limits::max_string`] (PATH_MAX) bounds it. A
+//! DT_RPATH or DT_RUNPATH is a `:`-separated list of directories that the loader reads whatever its
+//! length: Bazel writes one entry per dependency, so TensorFlow 2.21's `libtensorflow_framework.so.2`
+//! carries a 20 KB DT_RUNPATH. Lists get their own bound, [`Limits::max_path_list`], and only the last
+//! DT_SONAME, DT_RPATH and DT_RUNPATH entry is read (the one glibc's loader keeps), so at most one list
+//! of each kind is held.
 
 use std::collections::BTreeMap;
 use std::io::{self, Read};
@@ -41,8 +51,20 @@ pub struct Limits {
     pub keep_window: u64,
     /// Bytes of candidate strings kept while a far string table streams past.
     pub candidate_bytes: usize,
-    /// Longest string kept (PATH_MAX): longer names are no library name or search path.
+    /// Longest DT_NEEDED or DT_SONAME kept (PATH_MAX): a longer name is no file the loader can open.
     pub max_string: usize,
+    /// Longest DT_RPATH or DT_RUNPATH kept: a list of directories, which the loader does not bound.
+    pub max_path_list: usize,
+}
+
+impl Limits {
+    /// The longest string `field` may hold.
+    fn max_len(&self, field: DynString) -> usize {
+        match field {
+            DynString::Needed(_) | DynString::Soname => self.max_string,
+            DynString::Rpath | DynString::Runpath => self.max_path_list,
+        }
+    }
 }
 
 /// The limits [`read_elf`] uses: a few MiB at most per file, whatever its size.
@@ -50,6 +72,7 @@ pub const LIMITS: Limits = Limits {
     keep_window: 8 * 1024 * 1024,
     candidate_bytes: 4 * 1024 * 1024,
     max_string: 4096,
+    max_path_list: 1024 * 1024,
 };
 
 /// Program headers beyond this many bytes are no real file (65535 × 56 would be 3.5 MiB).
@@ -130,10 +153,11 @@ pub fn complete(file: &mut dyn FileBytes, facts: &mut ElfFacts) -> Result<(), El
     };
     let mut fetched = Strings::default();
     for string in unread {
+        let max = LIMITS.max_len(string.field);
         let text = match fetched.lookup(string.offset) {
-            Some(text) => text,
+            Some(text) => checked_len(text, string.offset, max)?,
             None => {
-                let text = reader.string_at(string.offset)?;
+                let text = reader.string_at(string.offset, max)?;
                 fetched.insert(string.offset, text.clone());
                 text
             }
@@ -195,8 +219,8 @@ impl Forward<'_> {
         Ok(bytes)
     }
 
-    /// The NUL-terminated string at `offset`, at most `max_string` bytes.
-    fn string_at(&mut self, offset: u64) -> Result<String, ElfError> {
+    /// The NUL-terminated string at `offset`, at most `max` bytes.
+    fn string_at(&mut self, offset: u64, max: usize) -> Result<String, ElfError> {
         if offset < self.position() || offset >= self.file.size() {
             return Err(malformed(format!("string at {offset} is out of reach")));
         }
@@ -208,10 +232,9 @@ impl Forward<'_> {
             if byte[0] == 0 {
                 return Ok(String::from_utf8_lossy(&text).into_owned());
             }
-            if text.len() == self.limits.max_string {
+            if text.len() == max {
                 return Err(malformed(format!(
-                    "string at {offset} is longer than {} bytes",
-                    self.limits.max_string
+                    "string at {offset} is longer than {max} bytes"
                 )));
             }
             text.push(byte[0]);
@@ -224,6 +247,7 @@ impl Forward<'_> {
         let mut current = Vec::new();
         let mut current_start = self.position();
         let mut too_long = false;
+        let longest = self.limits.max_string.max(self.limits.max_path_list);
         while self.position() < end {
             let want = SCAN_CHUNK.min((end - self.position()) as usize);
             let chunk_start = self.position();
@@ -241,7 +265,7 @@ impl Forward<'_> {
                 if current.is_empty() && !too_long {
                     current_start = piece_offset;
                 }
-                if current.len() + body.len() > self.limits.max_string {
+                if current.len() + body.len() > longest {
                     too_long = true;
                     current.clear();
                 } else if !too_long {
@@ -273,6 +297,17 @@ fn truncated(error: io::Error) -> ElfError {
     } else {
         ElfError::Io(error)
     }
+}
+
+/// `text` (the string at `offset`) when it is at most `max` bytes: a kept string may be longer than
+/// the field it is looked up for allows (a path list's tail taken as a name).
+fn checked_len(text: String, offset: u64, max: usize) -> Result<String, ElfError> {
+    if text.len() > max {
+        return Err(malformed(format!(
+            "string at {offset} is longer than {max} bytes"
+        )));
+    }
+    Ok(text)
 }
 
 /// Whether a string of the first segment can be a DT_NEEDED, DT_SONAME, DT_RPATH or DT_RUNPATH.
@@ -676,6 +711,24 @@ fn read_dynamic<Elf: FileHeader<Endian = Endianness>>(
     if references.is_empty() {
         return Ok(());
     }
+    // glibc's loader keeps the last entry of a tag (elf_get_dynamic_info): only that string is read.
+    let last = |field: DynString| {
+        references
+            .iter()
+            .rposition(|reference| reference.field == field)
+    };
+    let singles = [
+        last(DynString::Soname),
+        last(DynString::Rpath),
+        last(DynString::Runpath),
+    ];
+    let references = references
+        .into_iter()
+        .enumerate()
+        .filter(|(at, reference)| {
+            matches!(reference.field, DynString::Needed(_)) || singles.contains(&Some(*at))
+        })
+        .map(|(_, reference)| reference);
     let table_address =
         string_table.ok_or_else(|| malformed("dynamic strings without DT_STRTAB"))?;
     let table_offset = segments
@@ -689,12 +742,16 @@ fn read_dynamic<Elf: FileHeader<Endian = Endianness>>(
         let file_offset = table_offset
             .checked_add(reference.index)
             .ok_or_else(|| malformed("dynamic string offset overflows"))?;
+        let max = reader.limits.max_len(reference.field);
         let found = match kept
             .as_ref()
-            .and_then(|kept| kept.string_at(file_offset, reader.limits.max_string))
+            .and_then(|kept| kept.string_at(file_offset, max))
         {
             Some(text) => Some(text?),
-            None => candidates.lookup(file_offset),
+            None => candidates
+                .lookup(file_offset)
+                .map(|text| checked_len(text, file_offset, max))
+                .transpose()?,
         };
         match found {
             Some(text) => place(facts, reference.field, text),
@@ -708,10 +765,11 @@ fn read_dynamic<Elf: FileHeader<Endian = Endianness>>(
     ahead.sort_by_key(|(file_offset, _)| *file_offset);
     let mut fetched = Strings::default();
     for (file_offset, field) in ahead {
+        let max = reader.limits.max_len(field);
         let text = match fetched.lookup(file_offset) {
-            Some(text) => text,
+            Some(text) => checked_len(text, file_offset, max)?,
             None => {
-                let text = reader.string_at(file_offset)?;
+                let text = reader.string_at(file_offset, max)?;
                 fetched.insert(file_offset, text.clone());
                 text
             }

@@ -55,6 +55,10 @@ pub struct Startup {
     pub failures: Vec<StartFailure>,
     /// The frameworks' preloads found in the image.
     pub preloads: Vec<PreloadSite>,
+    /// Per packages directory, the names (file names and SONAMEs) that a package loaded first
+    /// provides to the objects that depend on it: its own libraries and its preloads.
+    #[serde(skip)]
+    provided_to_dependents: BTreeMap<String, Vec<(BTreeSet<String>, BTreeSet<String>)>>,
 }
 
 /// The `…/site-packages` (or `dist-packages`) directory `path` lies in, the outermost one.
@@ -133,6 +137,22 @@ impl Startup {
                 .collect(),
             ..Startup::default()
         };
+        for active in active.iter().filter(|a| a.preload.dependents_import_it) {
+            let mut provided = active.package_names.clone();
+            for file in &active.files {
+                provided.insert(file.rsplit('/').next().unwrap_or(file).to_owned());
+                if let Some(Captured::Elf(elf)) =
+                    fs.lstat(file).and_then(|node| node.captured.as_deref())
+                {
+                    provided.extend(elf.soname.clone());
+                }
+            }
+            startup
+                .provided_to_dependents
+                .entry(active.site.clone())
+                .or_default()
+                .push((active.package_names.clone(), provided));
+        }
         // The preloaded files are loaded by path at start: roots of their own.
         for active in &active {
             roots.extend(active.files.iter().cloned());
@@ -177,6 +197,31 @@ impl Startup {
     /// Whether the object at `path` (a real path) is loaded at start.
     pub fn loaded_at_start(&self, path: &str) -> bool {
         self.at_start.contains(path)
+    }
+
+    /// Whether `needed`, a NEED of `object` whose own search does not find it, is already loaded
+    /// whenever `object` is: `object` depends on a package that imports first (it NEEDs one of that
+    /// package's libraries) and the package or its preload provides `needed`. A plugin that
+    /// torchcodec opens after `import torch` finds torch's libraries loaded.
+    pub fn provided_by_dependency(
+        &self,
+        fs: &(impl FsView + ?Sized),
+        object: &str,
+        needed: &str,
+    ) -> bool {
+        let Some(site) = site_packages_of(object) else {
+            return false;
+        };
+        let Some(providers) = self.provided_to_dependents.get(site) else {
+            return false;
+        };
+        let needs = match fs.lstat(object).and_then(|node| node.captured.as_deref()) {
+            Some(Captured::Elf(elf)) => elf.needed.as_slice(),
+            _ => &[],
+        };
+        providers.iter().any(|(package, provided)| {
+            provided.contains(needed) && needs.iter().any(|name| package.contains(name))
+        })
     }
 
     /// How many objects are loaded at start.

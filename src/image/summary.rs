@@ -29,6 +29,29 @@ pub struct RuntimeDriver {
     pub source: String,
 }
 
+/// A plugin that nothing loads at start, with the NEEDs the loader cannot find.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct OnDemandPlugin {
+    pub path: String,
+    /// What the data says it serves, when it knows the plugin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feature: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub role: Option<crate::knowledge::image_loading::PluginRole>,
+    pub unresolved: Vec<String>,
+}
+
+/// The start-time view as the report shows it.
+#[derive(Clone, Debug, Serialize)]
+pub struct StartupSummary {
+    /// Programs and Python extension modules (and framework preloads): the roots of the load trees.
+    pub roots: usize,
+    /// Objects loaded at start.
+    pub objects: usize,
+    pub preloads: Vec<super::startup::PreloadSite>,
+    pub on_demand_plugins: Vec<OnDemandPlugin>,
+}
+
 /// Everything shown of one image.
 #[derive(Clone, Debug, Serialize)]
 pub struct ImageSummary {
@@ -50,6 +73,9 @@ pub struct ImageSummary {
     pub gpu_code: Vec<GpuCodeEntry>,
     /// The GPUs of `rules/gpus.toml` some library loaded at start has no kernel for.
     pub no_kernel_for: Vec<String>,
+    /// What loads at start: how many programs and extension modules, how many objects, the
+    /// frameworks' preloads, and the plugins loaded only on demand whose NEEDs do not all resolve.
+    pub startup: StartupSummary,
     /// Layer cache hits and misses while reading this image (null with `--no-cache`).
     pub cache: Option<super::cache::CacheStats>,
 }
@@ -85,6 +111,40 @@ impl ImageSummary {
                 });
             }
         }
+        let loading = crate::knowledge::image_loading::ImageLoading::embedded();
+        let mut on_demand_plugins: Vec<OnDemandPlugin> = Vec::new();
+        for need in &image.unresolved {
+            if need.needed.is_empty()
+                || image.loaded_at_start(&need.object)
+                || image.startup.provided_by_dependency(
+                    &image.report.fs,
+                    &need.object,
+                    &need.needed,
+                )
+            {
+                continue;
+            }
+            match on_demand_plugins.last_mut() {
+                Some(plugin) if plugin.path == need.object => {
+                    plugin.unresolved.push(need.needed.clone())
+                }
+                _ => {
+                    let known = loading.plugin(&need.object);
+                    on_demand_plugins.push(OnDemandPlugin {
+                        path: need.object.clone(),
+                        feature: known.map(|plugin| plugin.feature.clone()),
+                        role: known.map(|plugin| plugin.role),
+                        unresolved: vec![need.needed.clone()],
+                    });
+                }
+            }
+        }
+        let startup = StartupSummary {
+            roots: image.startup.roots,
+            objects: image.startup.objects_at_start(),
+            preloads: image.startup.preloads.clone(),
+            on_demand_plugins,
+        };
         let report = &image.report;
         let gpu_objects = gpu::gpu_objects(&report.fs);
         let at_start: Vec<&gpu::GpuObject> = gpu_objects
@@ -108,6 +168,7 @@ impl ImageSummary {
             unresolved_libraries: image.unresolved.clone(),
             gpu_code: gpu_objects.iter().map(GpuCodeEntry::new).collect(),
             no_kernel_for,
+            startup,
             cache: None,
         }
     }
@@ -168,7 +229,10 @@ pub fn write_text(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()>
             "shared libraries: every DT_NEEDED resolves in the image or from the host driver"
         )?;
     } else {
-        writeln!(out, "shared libraries the loader cannot find:")?;
+        writeln!(
+            out,
+            "shared libraries the loader cannot find (each object on its own, as ldd):"
+        )?;
         for need in &summary.unresolved_libraries {
             writeln!(
                 out,
@@ -179,7 +243,72 @@ pub fn write_text(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()>
             )?;
         }
     }
+    write_startup_line(summary, out)?;
+    for preload in &summary.startup.preloads {
+        writeln!(
+            out,
+            "  {} preloads {} libraries by path in {}",
+            preload.name,
+            preload.files.len(),
+            preload.site
+        )?;
+    }
+    if !summary.startup.on_demand_plugins.is_empty() {
+        writeln!(
+            out,
+            "plugins loaded only on demand, with libraries the loader cannot find:"
+        )?;
+        for plugin in &summary.startup.on_demand_plugins {
+            writeln!(
+                out,
+                "  {} ({}) needs {}",
+                plugin.path,
+                plugin.feature.as_deref().unwrap_or("unknown feature"),
+                plugin.unresolved.join(", ")
+            )?;
+        }
+    }
     writeln!(out)
+}
+
+/// `loaded at start: 5,012 objects from 1,204 programs and modules; 12 plugins on demand`.
+fn write_startup_line(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()> {
+    let startup = &summary.startup;
+    writeln!(
+        out,
+        "loaded at start: {} objects, from {} programs, Python extension modules and preloads; {} plugins loaded only on demand miss a library",
+        startup.objects,
+        startup.roots,
+        startup.on_demand_plugins.len()
+    )
+}
+
+/// The short text report of one image after its size breakdown (without `--verbose`): the minimum
+/// driver of each CUDA runtime and what loads at start. The inventory is `--verbose`'s.
+pub fn write_text_brief(summary: &ImageSummary, out: &mut dyn Write) -> io::Result<()> {
+    for layer in &summary.layers {
+        for name in &layer.clamped_names {
+            writeln!(
+                out,
+                "note: layer {}: entry {name:?} points outside the root; read as inside it",
+                layer.index + 1
+            )?;
+        }
+    }
+    for runtime in &summary.runtime_drivers {
+        writeln!(
+            out,
+            "CUDA {} runtime needs driver >= {} ({})",
+            runtime.cuda, runtime.min_driver, runtime.path
+        )?;
+    }
+    write_startup_line(summary, out)?;
+    writeln!(
+        out,
+        "{} layers, {} files; --verbose lists the layers, the CUDA libraries and the plugins\n",
+        summary.layers.len(),
+        summary.files
+    )
 }
 
 /// The size breakdown that ends the text report of one image.
@@ -196,7 +325,7 @@ pub fn write_text_breakdown(summary: &ImageSummary, out: &mut dyn Write) -> io::
     }
     writeln!(
         out,
-        "  {:<19} {:>10}\n",
+        "  {:<19} {:>10}",
         "total",
         human_bytes(summary.breakdown.total)
     )?;

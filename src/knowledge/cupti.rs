@@ -451,6 +451,12 @@ pub struct CacheManager {
     /// earlier RUN's `apt-get update`): removing it there breaks them.
     #[serde(default)]
     pub reused_by: Vec<String>,
+    /// An install keeps only repository metadata in the cache (packages are
+    /// deleted after install by default) and does not refresh metadata an
+    /// earlier layer already holds: a second install then adds almost
+    /// nothing, as an `apt-get install` without `update` does.
+    #[serde(default)]
+    pub metadata_only: bool,
     /// Where the cache is, for messages.
     pub cache: String,
     /// A variable that moves the cache (`POETRY_CACHE_DIR`): removing the

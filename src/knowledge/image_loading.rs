@@ -244,7 +244,13 @@ impl ImageLoading {
         if self.tagged_suffix.is_match(name) {
             return name.split('.').next().is_some_and(is_module_name);
         }
-        self.extension_suffixes.iter().any(|suffix| {
+        // An ABI-tagged suffix (`.abi3.so`) is only ever given to what a package imports or loads
+        // at import (torchaudio's `libtorchaudio.abi3.so`); a plain `.so` named `lib…` is a library.
+        let (tagged, plain) = self.extension_suffixes.split_at(1);
+        tagged.iter().any(|suffix| {
+            name.strip_suffix(suffix.as_str())
+                .is_some_and(is_module_name)
+        }) || plain.iter().any(|suffix| {
             name.strip_suffix(suffix.as_str()).is_some_and(|stem| {
                 is_module_name(stem) && !stem.starts_with(self.library_prefix.as_str())
             })
@@ -289,6 +295,7 @@ mod tests {
             "onnxruntime/capi/onnxruntime_pybind11_state.so",
             "jax_plugins/xla_cuda12/xla_cuda_plugin.so",
             "pkg/_native.abi3.so",
+            "torchaudio/lib/libtorchaudio.abi3.so",
         ] {
             assert!(
                 loading.is_extension_module(&format!("{site}/{module}")),

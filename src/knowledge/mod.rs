@@ -2,7 +2,7 @@
 //! files under `rules/` (embedded at build time, extendable by the user).
 //!
 //! Each area has its own file and TOML table: `images`, `toolkits`,
-//! `packages`, `cupti`. A user file (`--knowledge FILE` or config) may hold
+//! `packages`, `cupti`, `resolution`. A user file (`--knowledge FILE` or config) may hold
 //! any of those tables; its entries are added to (or replace) the embedded
 //! ones.
 //!
@@ -25,6 +25,7 @@
 //! point at the exact line of a bad value; areas without one are located at
 //! their table.
 
+pub mod build;
 pub mod clock;
 pub mod cupti;
 pub mod freshness;
@@ -34,6 +35,7 @@ pub mod image_content;
 pub mod image_loading;
 pub mod images;
 pub mod packages;
+pub mod resolution;
 pub mod toolkits;
 pub mod version;
 
@@ -50,6 +52,7 @@ pub struct Knowledge {
     pub toolkits: toolkits::ToolkitKnowledge,
     pub packages: packages::PackageKnowledge,
     pub cupti: cupti::CuptiKnowledge,
+    pub resolution: resolution::ResolutionKnowledge,
     /// The date (`YYYY-MM-DD`) the facts were last checked: the oldest
     /// `checked` of the embedded files, or a newer one a `--knowledge` file
     /// states (a newer catalogue layered over the built-in one).
@@ -69,6 +72,10 @@ const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../rules/packages.toml"),
     ),
     ("rules/cupti.toml", include_str!("../../rules/cupti.toml")),
+    (
+        "rules/resolution.toml",
+        include_str!("../../rules/resolution.toml"),
+    ),
 ];
 
 /// A knowledge file that cannot be read or does not hold valid knowledge.
@@ -108,6 +115,7 @@ struct KnowledgeFile {
     toolkits: Option<toml::Value>,
     packages: Option<toml::Value>,
     cupti: Option<toml::Value>,
+    resolution: Option<toml::Value>,
 }
 
 impl Default for Knowledge {
@@ -127,6 +135,7 @@ impl Knowledge {
             toolkits: toolkits::ToolkitKnowledge::default(),
             packages: packages::PackageKnowledge::default(),
             cupti: cupti::CuptiKnowledge::default(),
+            resolution: resolution::ResolutionKnowledge::default(),
             checked: None,
         }
     }
@@ -225,6 +234,12 @@ impl Knowledge {
             let area = cupti::CuptiKnowledge::from_toml(table)
                 .map_err(|error| locate(start, error.to_string()))?;
             self.cupti.extend(area);
+        }
+        if let Some(table) = file.resolution {
+            let start = table_header(text, "resolution");
+            let area =
+                resolution::ResolutionKnowledge::from_toml(table).map_err(|m| locate(start, m))?;
+            self.resolution.extend(area);
         }
         Ok(())
     }

@@ -456,6 +456,27 @@ impl PackageKnowledge {
         })
     }
 
+    /// A pip requirement's normalised name, its exact release (`==X.Y.Z`,
+    /// local label ignored) and whether it has only lower bounds (or none),
+    /// so that the newest release satisfies it. `None` for what is not a
+    /// requirement (a URL, a path).
+    pub fn requirement_terms(spec: &str) -> Option<(String, Option<Version>, bool)> {
+        if spec.contains("://") {
+            return None;
+        }
+        let requirement = Requirement::parse(spec.trim_matches(['"', '\'']))?;
+        let exact = requirement.exact_version();
+        let open = requirement.lower_bound_only();
+        Some((requirement.name, exact, open))
+    }
+
+    /// The extras of a pip requirement, normalised.
+    pub fn requirement_extras(spec: &str) -> Vec<String> {
+        Requirement::parse(spec.trim_matches(['"', '\'']))
+            .map(|r| r.extras)
+            .unwrap_or_default()
+    }
+
     /// What one conda spec (`pytorch-cuda=12.1`, `cuda-version==12.4.*`,
     /// `conda-forge::cudatoolkit=11.8`) says about CUDA.
     pub fn classify_conda_spec(&self, spec: &str) -> Option<CudaPin> {

@@ -95,10 +95,14 @@ impl DockerfileRule for DevelImageInFinalStage {
             .with_note(format!("devel facts: {}", facts.source));
         if let Some(runtime) = images.variant(Variant::Runtime) {
             if !runtime.has_cupti {
-                diagnostic = diagnostic.with_note(format!(
-                    "runtime images have no nvcc and no CUPTI; pip-installed torch brings its own CUPTI ({})",
-                    runtime.source
-                ));
+                // The fact is the note; where it comes from (a mirror of
+                // NVIDIA's image sources, a `dpkg-query` run) is a source,
+                // shown with `--show-sources`.
+                diagnostic = diagnostic
+                    .with_note(
+                        "runtime images have no nvcc and no CUPTI; pip-installed torch brings its own CUPTI",
+                    )
+                    .with_source(runtime.source.clone());
             }
         }
         if let (Some(tag), true) = (twin, std::ptr::eq(*target, *root)) {

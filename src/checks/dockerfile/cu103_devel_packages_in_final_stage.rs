@@ -6,9 +6,12 @@
 use crate::checks::dockerfile::cuda_stages::{
     is_base_or_build_environment, shipped_image_compiles,
 };
+use crate::checks::dockerfile::cupti_use::cupti_use;
+use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{base_facts, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::model::Stage;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU103",
@@ -46,6 +49,7 @@ impl DockerfileRule for DevelPackagesInFinalStage {
         if base_facts(ctx, target).is_some_and(|facts| facts.devel_sized) {
             return;
         }
+        let wants_cupti = wants_cupti(ctx, &chain);
         for stage in &chain {
             let place = if std::ptr::eq(*stage, *target) {
                 "the final stage".to_string()
@@ -55,18 +59,25 @@ impl DockerfileRule for DevelPackagesInFinalStage {
                     None => format!("stage {}, which the final image is built on,", stage.index),
                 }
             };
-            let system_packages = stage
-                .runs
-                .iter()
-                .flat_map(|run| &run.installs)
-                .filter(|install| install.manager.is_system())
-                .flat_map(|install| &install.packages)
-                .filter(|package| !package.is_location);
-            for package in system_packages {
-                let Some(pattern) = images.devel_package(&package.name) else {
-                    continue;
-                };
-                out.push(
+            for run in &stage.runs {
+                let system_packages = run
+                    .installs
+                    .iter()
+                    .filter(|install| install.manager.is_system())
+                    .flat_map(|install| &install.packages)
+                    .filter(|package| !package.is_location);
+                for package in system_packages {
+                    let Some(pattern) = images.devel_package(&package.name) else {
+                        continue;
+                    };
+                    // In NVIDIA's apt layout CUPTI comes with the command-line
+                    // tools: an image that wants CUPTI has its reason.
+                    if pattern.provides_cupti
+                        && (wants_cupti || comment_mentions_cupti(ctx, run.instruction))
+                    {
+                        continue;
+                    }
+                    out.push(
                     Diagnostic::at(
                         &META,
                         package.word.span,
@@ -80,7 +91,45 @@ impl DockerfileRule for DevelPackagesInFinalStage {
                     )
                     .with_note(format!("package facts: {}", pattern.source)),
                 );
+                }
             }
         }
     }
+}
+
+/// Whether the shipped image wants CUPTI: something in it needs it (as
+/// CU110 reads it), its loader path names a CUPTI directory, or it installs
+/// a CUPTI package by name.
+fn wants_cupti(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
+    if !cupti_use(ctx, chain).needs.is_empty() {
+        return true;
+    }
+    let settings = runtime_env::settings(ctx, chain);
+    let on_path = ctx.knowledge.cupti.runtime.loader_vars.iter().any(|var| {
+        runtime_env::effective_path(&settings, var)
+            .iter()
+            .any(|entry| entry.text.to_ascii_lowercase().contains("cupti"))
+    });
+    on_path
+        || chain
+            .iter()
+            .flat_map(|stage| &stage.runs)
+            .flat_map(|run| &run.installs)
+            .filter(|install| install.manager.is_system())
+            .flat_map(|install| &install.packages)
+            .any(|package| package.name.to_ascii_lowercase().contains("cupti"))
+}
+
+/// A comment on the lines just above the RUN, or inside it, that says the
+/// install is for CUPTI.
+fn comment_mentions_cupti(ctx: &DockerfileContext<'_>, instruction: usize) -> bool {
+    let Some(run) = ctx.dockerfile.instructions.get(instruction) else {
+        return false;
+    };
+    let first = run.start_line.saturating_sub(3);
+    ctx.dockerfile
+        .comments
+        .iter()
+        .filter(|c| c.line >= first && c.line <= run.end_line)
+        .any(|c| c.text.to_ascii_lowercase().contains("cupti"))
 }

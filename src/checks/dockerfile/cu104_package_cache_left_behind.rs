@@ -9,6 +9,7 @@ use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::ast::{Command, ShellOrExec};
 use crate::dockerfile::model::RunStep;
+use crate::dockerfile::packages::PackageManager;
 use crate::knowledge::cupti::{CacheFix, CacheManager};
 use crate::source::Span;
 
@@ -32,13 +33,38 @@ impl DockerfileRule for PackageCacheLeftBehind {
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         let stages = shipped_stages(ctx.model);
         let mut evidence = CacheEvidence::new(ctx, &stages);
+        // Managers whose metadata an earlier RUN left in the image.
+        let mut metadata_left: Vec<&str> = Vec::new();
         for step in stages.iter().flat_map(|stage| &stage.runs) {
+            let mut left_here: Vec<&str> = Vec::new();
+            // A RUN that cleans the cache (`dnf clean all`) leaves no
+            // metadata for later installs: they download it again.
+            metadata_left.retain(|name| {
+                ctx.knowledge
+                    .cupti
+                    .hygiene
+                    .managers
+                    .iter()
+                    .find(|m| m.name == *name)
+                    .is_none_or(|m| !package_cache::cleans(m, step))
+            });
             // One command appended at the end cleans every install of the RUN.
             let mut appended_for: Vec<&str> = Vec::new();
             for fill in evidence.fills(step) {
                 let manager = fill.manager;
                 if evidence.kept_out(step, &fill) {
                     continue;
+                }
+                if installs_local_files_without_deps(step, &fill) {
+                    continue;
+                }
+                if manager.metadata_only {
+                    left_here.push(manager.name.as_str());
+                    // The metadata is already in an earlier layer: this
+                    // install reads it and its packages are deleted.
+                    if metadata_left.contains(&manager.name.as_str()) && !refreshes(step, &fill) {
+                        continue;
+                    }
                 }
                 if manager.fix == CacheFix::AppendCommand {
                     if appended_for.contains(&manager.name.as_str()) {
@@ -89,8 +115,49 @@ impl DockerfileRule for PackageCacheLeftBehind {
                 }
                 out.push(finding);
             }
+            metadata_left.extend(left_here);
         }
     }
+}
+
+/// A pip install of wheel or archive files already in the image, with
+/// `--no-deps` or `--no-index` (`pip install --no-deps ./dist/x.whl`):
+/// nothing is downloaded, so nothing is cached. Without them pip downloads
+/// the wheel's dependencies (and uv unpacks even local wheels into its
+/// cache), so those stay reported.
+fn installs_local_files_without_deps(step: &RunStep, fill: &Fill<'_>) -> bool {
+    step.installs
+        .iter()
+        .find(|install| install.command == fill.position)
+        .is_some_and(|install| {
+            install.manager == PackageManager::Pip
+                && (install.no_deps || install.has_option("--no-index"))
+                && install.requirement_files.is_empty()
+                && install.index_urls.is_empty()
+                && !install.packages.is_empty()
+                && install.packages.iter().all(|p| {
+                    let text = p.word.text.as_str();
+                    p.is_location
+                        && !text.contains("://")
+                        && !text.starts_with("git+")
+                        && (text.ends_with(".whl")
+                            || text.ends_with(".tar.gz")
+                            || text.ends_with(".zip"))
+                })
+        })
+}
+
+/// Whether a fill refreshes the metadata on purpose (`dnf makecache`,
+/// `--refresh`), so that it writes it again whatever the image holds.
+fn refreshes(step: &RunStep, fill: &Fill<'_>) -> bool {
+    step.commands.get(fill.position).is_some_and(|command| {
+        command.words.iter().any(|w| {
+            matches!(
+                w.text.as_str(),
+                "makecache" | "--refresh" | "upgrade" | "update"
+            )
+        })
+    })
 }
 
 /// The line of the first later install that reads `manager`'s cache from

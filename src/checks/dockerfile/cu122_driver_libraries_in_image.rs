@@ -86,8 +86,12 @@ fn finding(
         format!("`{name}` puts NVIDIA driver libraries (libcuda, libnvidia-ml) into the image"),
     )
     .with_help("remove it: the NVIDIA Container Toolkit mounts the host's matching driver libraries at run time; install only toolkit packages (e.g. `cuda-toolkit-X-Y` rather than `cuda`)")
-    .with_note(format!("{} ({})", consequence.text, consequence.source))
-    .with_note(format!("matched `{}`: {}", found.entry.pattern, found.entry.source))
+    // Notes say the facts; their sources (error strings checked on a real
+    // system, the issue that reports the mismatch) show with `--show-sources`.
+    .with_note(consequence.text.clone())
+    .with_note(format!("matched the driver package pattern `{}`", found.entry.pattern))
+    .with_source(consequence.source.clone())
+    .with_source(found.entry.source.clone())
 }
 
 /// Whether the file builds a driver container, whose job is to ship the

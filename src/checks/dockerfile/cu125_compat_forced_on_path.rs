@@ -4,8 +4,10 @@
 //! host driver is older.
 
 use crate::checks::dockerfile::runtime_env;
+use crate::checks::dockerfile::support::shipped_stages;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::model::Stage;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU125",
@@ -27,7 +29,10 @@ impl DockerfileRule for CompatForcedOnPath {
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         let runtime = &ctx.knowledge.cupti.runtime;
         let error = runtime.error("compat");
-        for found in runtime_env::loader_dirs(ctx, |dir| runtime.is_compat_dir(dir)) {
+        let chain = shipped_stages(ctx.model);
+        let target = chain.last().copied();
+        let is_compat = |dir: &str| runtime.is_compat_dir(&resolved(dir, target));
+        for found in runtime_env::loader_dirs(ctx, is_compat) {
             let how = found.route.phrase();
             let consequence = error.map_or_else(String::new, |e| {
                 format!(
@@ -50,4 +55,67 @@ impl DockerfileRule for CompatForcedOnPath {
             out.push(finding);
         }
     }
+}
+
+/// `dir` as the loader sees it, as far as the file tells: `${VAR}` and
+/// `$VAR` replaced by the shipped stage's ENV value, a variable naming the
+/// toolkit root (`CUDA_HOME`, `CUDA_PATH`) that the file does not set read
+/// as `/usr/local/cuda`, and a command substitution (`cuda-$(echo … | cut
+/// -d. -f1,2)`) kept as one unknown component.
+fn resolved(dir: &str, target: Option<&Stage>) -> String {
+    let mut out = String::new();
+    let mut rest = dir;
+    while let Some(at) = rest.find('$') {
+        out.push_str(rest.get(..at).unwrap_or(""));
+        let after = rest.get(at + 1..).unwrap_or("");
+        if let Some(inner) = after.strip_prefix('(') {
+            // Up to the matching `)`.
+            let mut depth = 1usize;
+            let mut end = inner.len();
+            for (i, c) in inner.char_indices() {
+                match c {
+                    '(' => depth += 1,
+                    ')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            end = i + 1;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            out.push_str("X.Y");
+            rest = inner.get(end..).unwrap_or("");
+            continue;
+        }
+        let (name, tail) = match after.strip_prefix('{') {
+            Some(braced) => {
+                let end = braced.find('}').unwrap_or(braced.len());
+                let inside = braced.get(..end).unwrap_or("");
+                let name = inside.split([':', '-', '+', '=']).next().unwrap_or(inside);
+                (name, braced.get(end + 1..).unwrap_or(""))
+            }
+            None => {
+                let end = after
+                    .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                    .unwrap_or(after.len());
+                (
+                    after.get(..end).unwrap_or(""),
+                    after.get(end..).unwrap_or(""),
+                )
+            }
+        };
+        let value = target
+            .and_then(|stage| stage.env_value(name))
+            .filter(|v| !v.contains('$'));
+        match value {
+            Some(value) => out.push_str(value),
+            None if name.to_ascii_lowercase().contains("cuda") => out.push_str("/usr/local/cuda"),
+            None => out.push('$'),
+        }
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
 }

@@ -7,7 +7,7 @@ use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::{PackageInstall, PackageManager};
-use crate::knowledge::packages::{CudaPin, ExtraIndexTorch, PypiTorch, SpecCuda};
+use crate::knowledge::packages::{CudaPin, ExtraIndexTorch, PackageKnowledge, PypiTorch, SpecCuda};
 use crate::knowledge::Version;
 use crate::source::Span;
 
@@ -82,7 +82,13 @@ pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
                 .get(install.command)
                 .map_or(&[][..], |c| c.assignments.as_slice());
             let found = if install.manager.is_python() {
-                python_pins(ctx, stage, assignments, install)
+                let mut found = python_pins(ctx, stage, assignments, install);
+                if let Some(newest) = unpinned_torch_pin(ctx, stage, run, assignments, install) {
+                    if !found.iter().any(|(w, _, _)| w.span == newest.0.span) {
+                        found.push(newest);
+                    }
+                }
+                found
             } else if install.manager.is_conda() {
                 conda_pins(ctx, install)
                     .into_iter()
@@ -162,7 +168,8 @@ fn python_pins<'i>(
             continue;
         }
         for package in install.packages.iter().filter(|p| !p.is_location) {
-            match packages.torch_with_extra_index(&package.word.text, pin.cuda) {
+            let spec = torch_spec(ctx, &package.word.text);
+            match packages.torch_with_extra_index(&spec, pin.cuda) {
                 Some(ExtraIndexTorch::FromIndex) => {
                     found.push((word, pin.clone(), None));
                 }
@@ -185,9 +192,9 @@ fn python_pins<'i>(
         }
     }
     for package in &install.packages {
-        if let Some(SpecCuda::Pin(pin)) =
-            packages.classify_requirement(&package.word.text, !other_index)
-        {
+        // `torchvision==0.21.0` from PyPI pulls PyPI's `torch==2.6.0`.
+        let spec = torch_spec(ctx, &package.word.text);
+        if let Some(SpecCuda::Pin(pin)) = packages.classify_requirement(&spec, !other_index) {
             if !found.iter().any(|(w, _, _)| w.span == package.word.span) {
                 found.push((&package.word, pin, None));
             }
@@ -296,4 +303,138 @@ fn option_value<'i>(install: &'i PackageInstall, option: &str) -> Option<(&'i Wo
 /// `cu124` for CUDA 12.4: how PyTorch names builds, for help texts.
 pub fn cuda_tag(cuda: Version) -> String {
     format!("cu{}{}", cuda.major(), cuda.minor())
+}
+
+/// The torch requirement a package requirement amounts to: a torch
+/// companion's exact release pins torch (`torchvision==0.21.0` →
+/// `torch==2.6`); anything else is itself. A companion pinned with a
+/// `+cuXYZ` label keeps it (the label says the build).
+fn torch_spec(ctx: &DockerfileContext<'_>, spec: &str) -> String {
+    let Some((name, Some(version), _)) = PackageKnowledge::requirement_terms(spec) else {
+        return spec.to_string();
+    };
+    if spec.contains('+') {
+        return spec.to_string();
+    }
+    match ctx.knowledge.resolution.torch_for(&name, version) {
+        Some((torch, _)) => format!("torch=={torch}"),
+        None => spec.to_string(),
+    }
+}
+
+/// An unpinned `torch` (or one with only lower bounds, or an unpinned
+/// torchvision/torchaudio, which pins the newest torch) installed from
+/// PyPI alone: pip takes PyPI's newest torch, whose CUDA is the newest
+/// `pypi_defaults` row. Said only where nothing else can hold torch back:
+/// the base is a plain `nvidia/cuda` image (no torch in it), no earlier
+/// install in the stage's chain brought torch, and the command has no
+/// requirement or constraint file, no exact torch pin and no package that
+/// pins torch itself (vLLM, xFormers). PyTorch's nightly index without
+/// `--pre` counts as absent (pip ignores its pre-releases).
+fn unpinned_torch_pin<'i>(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    run: usize,
+    assignments: &[(String, String)],
+    install: &'i PackageInstall,
+) -> Option<FoundPin<'i>> {
+    let packages = &ctx.knowledge.packages;
+    let resolution = &ctx.knowledge.resolution;
+    if !install.requirement_files.is_empty()
+        || !install.constraint_files.is_empty()
+        || option_value(install, TORCH_BACKEND_OPTION).is_some()
+    {
+        return None;
+    }
+    let pre = install.has_option("--pre");
+    let nightly_only = install
+        .index_urls
+        .iter()
+        .all(|url| url.contains(NIGHTLY_INDEX_SEGMENT) && !pre && !is_primary_index(install, url));
+    let env_index = stage
+        .env
+        .iter()
+        .chain(assignments)
+        .any(|(key, value)| INDEX_ENV_VARS.contains(&key.as_str()) && !value.trim().is_empty());
+    if !nightly_only || env_index {
+        return None;
+    }
+    let os = crate::checks::dockerfile::stack::distro_python_os(ctx, stage)?;
+    let mut carrier: Option<&Word> = None;
+    for package in &install.packages {
+        if package.is_location {
+            continue;
+        }
+        let Some((name, exact, open)) = PackageKnowledge::requirement_terms(&package.word.text)
+        else {
+            continue;
+        };
+        if resolution.pins_torch(&name) {
+            return None;
+        }
+        let is_torch = name == "torch" || resolution.is_torch_companion(&name);
+        if !is_torch {
+            continue;
+        }
+        // An exact pin (or a range with an upper bound) decides torch.
+        if exact.is_some() || !open {
+            return None;
+        }
+        carrier.get_or_insert(&package.word);
+    }
+    let carrier = carrier?;
+    if torch_installed_before(ctx, stage, run) {
+        return None;
+    }
+    let (newest, python) = resolution.newest_release(&os, "torch")?;
+    let default = packages.pypi_default("torch", newest)?;
+    let checked = ctx
+        .knowledge
+        .checked
+        .as_deref()
+        .unwrap_or("the knowledge's date");
+    let nightly = if install.index_urls.is_empty() {
+        String::new()
+    } else {
+        " (PyTorch's nightly index holds only pre-releases, which pip ignores without `--pre`)"
+            .to_string()
+    };
+    let resolution = format!(
+        "`{}` names no exact release, so pip installs the newest torch on PyPI for the image's Python {}{nightly}: torch {newest}, a CUDA {} build, as of {checked}",
+        carrier.text, python.python, default.cuda
+    );
+    Some((
+        carrier,
+        CudaPin {
+            cuda: default.cuda,
+            system: false,
+            source: format!("{}; {}", default.source, python.source),
+        },
+        Some(resolution),
+    ))
+}
+
+/// Whether a RUN before `run` in `stage`, or any RUN of the stages it is
+/// built on, installs torch or a torch companion (pip then keeps that torch
+/// for an unpinned requirement).
+fn torch_installed_before(ctx: &DockerfileContext<'_>, stage: &Stage, run: usize) -> bool {
+    let resolution = &ctx.knowledge.resolution;
+    let installs_torch = |step: &crate::dockerfile::model::RunStep| {
+        step.installs.iter().any(|install| {
+            install.packages.iter().any(|p| {
+                let name = p.distribution().unwrap_or_default();
+                let name = crate::knowledge::resolution::normalize(name);
+                name == "torch" || name == "pytorch" || resolution.is_torch_companion(&name)
+            })
+        })
+    };
+    if stage.runs.iter().take(run).any(installs_torch) {
+        return true;
+    }
+    ctx.model
+        .ancestry(stage.index)
+        .into_iter()
+        .skip(1)
+        .filter_map(|index| ctx.model.stages.get(index))
+        .any(|parent| parent.runs.iter().any(installs_torch))
 }

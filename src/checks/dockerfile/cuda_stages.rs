@@ -235,7 +235,19 @@ pub fn is_base_or_build_environment(ctx: &DockerfileContext<'_>, shipped: &[&Sta
             Command::Cmd(line) => cmd = Some(line),
             Command::Entrypoint(_) => entrypoint = Some(instruction),
             Command::Copy(copy) | Command::Add(copy) if copy.from.is_none() => {
-                copies_context = true;
+                // Helper scripts and package lists are part of the build
+                // environment; anything else is an application it ships.
+                let helper = |text: &str| {
+                    let name = text.trim_end_matches('/');
+                    let name = name.rsplit('/').next().unwrap_or(name);
+                    images.build_signals.helper_files.iter().any(|p| {
+                        crate::knowledge::build::glob(p, name)
+                            || crate::knowledge::build::glob(p, text)
+                    })
+                };
+                if !copy.sources.iter().all(|s| helper(&s.text)) {
+                    copies_context = true;
+                }
             }
             _ => {}
         }
@@ -396,6 +408,18 @@ fn command_builds(command: &ShellCommand, signals: &Signals<'_>, is_install: boo
         return false;
     };
     if signals.commands.iter().any(|c| c == program) || is_build_script(program) {
+        return true;
+    }
+    // `pyenv install 3.11`: the subcommand after the program.
+    let subcommand = words.get(1).map(|w| w.text.as_str());
+    if signals
+        .source_installers
+        .iter()
+        .any(|known| match known.split_once(' ') {
+            Some((p, sub)) => p == program && subcommand == Some(sub),
+            None => known == program,
+        })
+    {
         return true;
     }
     // `mim install mmcv`: OpenMMLab's installer builds mmcv's CUDA ops from

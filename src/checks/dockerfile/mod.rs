@@ -1,5 +1,6 @@
 //! Dockerfile rules, one file each, and their registry.
 
+pub mod build_steps;
 pub mod cu001_syntax_error;
 pub mod cu002_unknown_stage_reference;
 pub mod cu003_unused_stage;
@@ -10,14 +11,24 @@ pub mod cu101_devel_image_in_final_stage;
 pub mod cu102_cuda_toolkit_copied_whole;
 pub mod cu103_devel_packages_in_final_stage;
 pub mod cu104_package_cache_left_behind;
+pub mod cu105_build_arg_invalidates_heavy_layers;
+pub mod cu106_source_copied_before_dependencies;
+pub mod cu107_cuda_runfile_in_image;
+pub mod cu108_compile_without_cache_mount;
+pub mod cu109_cuda_compile_without_toolkit;
 pub mod cu110_cupti_missing;
 pub mod cu111_cupti_library_path_wrong;
+pub mod cu113_distro_cuda_on_cuda_image;
 pub mod cu120_wheel_cuda_mismatch;
 pub mod cu121_driver_too_old_for_image;
 pub mod cu122_driver_libraries_in_image;
 pub mod cu123_require_check_disabled;
 pub mod cu124_stubs_on_runtime_path;
 pub mod cu125_compat_forced_on_path;
+pub mod cu126_gpu_hidden_by_image_env;
+pub mod cu127_framework_system_cuda_mismatch;
+pub mod cu128_cuda_build_package_unpinned;
+pub mod cu129_debug_setting_shipped;
 pub mod cu130_cuda_image_tag_invalid;
 pub mod cu131_cuda_image_eol;
 pub mod cu132_cuda_arch_unsupported;
@@ -26,6 +37,7 @@ pub mod cuda_stages;
 pub mod cupti_use;
 pub mod package_cache;
 pub mod runtime_env;
+pub mod stack;
 pub mod support;
 
 use super::DockerfileRule;
@@ -42,14 +54,24 @@ pub static RULES: &[&dyn DockerfileRule] = &[
     &cu102_cuda_toolkit_copied_whole::CudaToolkitCopiedWhole,
     &cu103_devel_packages_in_final_stage::DevelPackagesInFinalStage,
     &cu104_package_cache_left_behind::PackageCacheLeftBehind,
+    &cu105_build_arg_invalidates_heavy_layers::BuildArgInvalidatesHeavyLayers,
+    &cu106_source_copied_before_dependencies::SourceCopiedBeforeDependencies,
+    &cu107_cuda_runfile_in_image::CudaRunfileInImage,
+    &cu108_compile_without_cache_mount::CompileWithoutCacheMount,
+    &cu109_cuda_compile_without_toolkit::CudaCompileWithoutToolkit,
     &cu110_cupti_missing::CuptiMissing,
     &cu111_cupti_library_path_wrong::CuptiLibraryPathWrong,
+    &cu113_distro_cuda_on_cuda_image::DistroCudaOnCudaImage,
     &cu120_wheel_cuda_mismatch::WheelCudaMismatch,
     &cu121_driver_too_old_for_image::DriverTooOldForImage,
     &cu122_driver_libraries_in_image::DriverLibrariesInImage,
     &cu123_require_check_disabled::RequireCheckDisabled,
     &cu124_stubs_on_runtime_path::StubsOnRuntimePath,
     &cu125_compat_forced_on_path::CompatForcedOnPath,
+    &cu126_gpu_hidden_by_image_env::GpuHiddenByImageEnv,
+    &cu127_framework_system_cuda_mismatch::FrameworkSystemCudaMismatch,
+    &cu128_cuda_build_package_unpinned::CudaBuildPackageUnpinned,
+    &cu129_debug_setting_shipped::DebugSettingShipped,
     &cu130_cuda_image_tag_invalid::CudaImageTagInvalid,
     &cu131_cuda_image_eol::CudaImageEol,
     &cu132_cuda_arch_unsupported::CudaArchUnsupported,

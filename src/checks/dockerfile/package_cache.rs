@@ -317,6 +317,14 @@ fn user_is_root(user: &str) -> Option<bool> {
     Some(name == "root" || name == "0")
 }
 
+/// Whether any command of `step` removes or cleans `manager`'s cache.
+pub fn cleans(manager: &CacheManager, step: &RunStep) -> bool {
+    step.commands.iter().any(|command| {
+        support::rm_target(command, |target| manager.is_removed_by(target)).is_some()
+            || subcommand_among(command, manager, manager.clean.iter().cloned()).is_some()
+    })
+}
+
 /// A removal or clean of the cache after the install, in the same RUN;
 /// `moved_to` is where the manager's cache variable puts it, if set.
 fn cleaned_later(

@@ -318,10 +318,34 @@ fn dir_words(args: &[Word]) -> Vec<(&str, Span)> {
         .collect()
 }
 
+/// The directories of a word: an expanded variable may hold several,
+/// separated by blanks; a command substitution (`cuda-$(echo $V | cut
+/// -d. -f1,2)/compat`) is part of one directory, blanks and all.
 fn split_dirs(word: &Word) -> impl Iterator<Item = (&str, Span)> {
-    word.text
-        .split_whitespace()
-        .map(move |dir| (dir, word.span))
+    let text = word.text.as_str();
+    let mut pieces = Vec::new();
+    let (mut depth, mut start) = (0usize, None::<usize>);
+    let bytes = text.as_bytes();
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'(' if i > 0 && bytes.get(i - 1) == Some(&b'$') => depth += 1,
+            b')' if depth > 0 => depth -= 1,
+            b if b.is_ascii_whitespace() && depth == 0 => {
+                if let Some(s) = start.take() {
+                    pieces.push(text.get(s..i).unwrap_or(""));
+                }
+                continue;
+            }
+            _ => {}
+        }
+        if start.is_none() {
+            start = Some(i);
+        }
+    }
+    if let Some(s) = start {
+        pieces.push(text.get(s..).unwrap_or(""));
+    }
+    pieces.into_iter().map(move |dir| (dir, word.span))
 }
 
 #[cfg(test)]
@@ -340,5 +364,18 @@ mod tests {
         ));
         assert!(refers_to("$LD_LIBRARY_PATH", "LD_LIBRARY_PATH"));
         assert!(!refers_to("$LD_LIBRARY_PATH_EXTRA", "LD_LIBRARY_PATH"));
+    }
+
+    #[test]
+    fn a_command_substitution_stays_in_its_directory() {
+        let word = Word {
+            text: "/a /usr/local/cuda-$(echo $V | cut -d. -f1,2)/compat/".into(),
+            span: Span::new(0, 1),
+        };
+        let dirs: Vec<&str> = split_dirs(&word).map(|(d, _)| d).collect();
+        assert_eq!(
+            dirs,
+            vec!["/a", "/usr/local/cuda-$(echo $V | cut -d. -f1,2)/compat/"]
+        );
     }
 }

@@ -15,6 +15,8 @@ pub mod cu220_driver_libraries_shipped;
 pub mod cu221_driver_requirement_unsatisfied;
 pub mod cu222_multiple_cuda_runtimes;
 pub mod cu223_require_check_disabled_in_image;
+pub mod cu224_driver_stub_on_loader_path;
+pub mod cu229_debug_setting_in_image;
 pub mod cu230_no_kernel_for_target_gpu;
 pub mod cu231_target_gpu_needs_ptx_jit;
 pub mod cu232_ptx_newer_than_driver;
@@ -86,6 +88,11 @@ pub fn on_demand_unresolved<'a>(
             && ctx.image.runs_here(&need.object)
             && !ctx.content.is_launcher_loaded(&need.object)
             && !ctx.image.loaded_at_start(&need.object)
+            && !ctx.image.startup.provided_by_dependency(
+                &ctx.image.report.fs,
+                &need.object,
+                &need.needed,
+            )
     })
 }
 
@@ -145,6 +152,8 @@ pub static RULES: &[&dyn ImageRule] = &[
     &cu221_driver_requirement_unsatisfied::DriverRequirementUnsatisfied,
     &cu222_multiple_cuda_runtimes::MultipleCudaRuntimes,
     &cu223_require_check_disabled_in_image::RequireCheckDisabled,
+    &cu224_driver_stub_on_loader_path::DriverStubOnLoaderPath,
+    &cu229_debug_setting_in_image::DebugSettingInImage,
     &cu230_no_kernel_for_target_gpu::NoKernelForTargetGpu,
     &cu231_target_gpu_needs_ptx_jit::TargetGpuNeedsPtxJit,
     &cu232_ptx_newer_than_driver::PtxNewerThanDriver,

@@ -90,7 +90,7 @@ pub fn load(name: &str, options: &LoadOptions) -> anyhow::Result<LoadedImage> {
         .with_context(|| format!("{name}: reading the export stream a second time"))?;
         for layer in completed {
             if let Some(cache) = options.cache.as_deref() {
-                cache.put(&layer);
+                cache.put(&layer, None);
             }
             layers_by_id.insert(layer.diff_id.clone(), layer);
         }
@@ -206,6 +206,7 @@ fn read_export(
                     digest: diff_id.clone(),
                     size,
                     compression,
+                    at: None,
                 },
             ),
             _ => None,
@@ -231,7 +232,7 @@ fn read_export(
                     }
                     // A layer awaiting its second pass is cached once that is done.
                     if !needs_completion(&layer) {
-                        cache.put(&layer);
+                        cache.put(&layer, None);
                     }
                 }
                 layer

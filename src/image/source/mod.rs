@@ -18,7 +18,7 @@ use anyhow::{bail, Context};
 pub use blobs::{BlobStore, DirStore, TarStore};
 pub use layout::Platform;
 
-use super::cache::{BlobInfo, LayerCache};
+use super::cache::{BlobInfo, BlobLocation, LayerCache};
 use super::config::ImageConfig;
 use super::layer::{read_layer_at, Compression, ExpectedDigests, LayerContents};
 
@@ -246,20 +246,23 @@ fn read_plan(
 
 /// One layer of a plan: from the cache when its diff ID is known and cached (its blob is not
 /// decompressed, only its first bytes read to name the compression), else read from its blob, its
-/// digests checked, and cached.
+/// digests checked, and cached. The blob's place is taken from the file it is then read from, before
+/// the read, so a change to the file after it is seen by the next run.
 fn read_planned_layer(
     store: &dyn BlobStore,
     name: &str,
     expected: &ExpectedDigests,
     cache: Option<&LayerCache>,
 ) -> anyhow::Result<LayerContents> {
+    let (file, start, len) = store.locate(name)?;
     let Some(cache) = cache else {
-        return read_blob(store, name, expected);
+        return read_layer_at(&file, start, len, expected);
     };
+    let at = BlobLocation::of(&file, start, len);
     let blob = expected
         .diff_id
         .as_deref()
-        .map(|diff_id| describe_blob(store, name, expected, diff_id))
+        .map(|diff_id| describe_blob(store, name, expected, diff_id, at))
         .transpose()?
         .flatten();
     match (&expected.diff_id, blob) {
@@ -270,29 +273,21 @@ fn read_planned_layer(
         }
         _ => cache.count_miss(),
     }
-    let layer = read_blob(store, name, expected)?;
-    cache.put(&layer);
+    let layer = read_layer_at(&file, start, len, expected)?;
+    cache.put(&layer, at);
     Ok(layer)
-}
-
-/// Layer blob `name` of `store`, read at offsets (see [`read_layer_at`]).
-fn read_blob(
-    store: &dyn BlobStore,
-    name: &str,
-    expected: &ExpectedDigests,
-) -> anyhow::Result<LayerContents> {
-    let (file, start, len) = store.locate(name)?;
-    read_layer_at(&file, start, len, expected)
 }
 
 /// What the report says of a blob, found without reading it: its size from the store, its
 /// compression from its first bytes, its digest from the manifest (an uncompressed blob's digest is
-/// its diff ID). `None` for a compressed blob that the manifest gives no digest for.
+/// its diff ID); and its place `at`. `None` for a compressed blob that the manifest gives no digest
+/// for.
 fn describe_blob(
     store: &dyn BlobStore,
     name: &str,
     expected: &ExpectedDigests,
     diff_id: &str,
+    at: Option<BlobLocation>,
 ) -> anyhow::Result<Option<BlobInfo>> {
     let compression = Compression::sniff(&store.head(name, 4)?);
     let digest = match (&expected.blob, compression) {
@@ -304,6 +299,7 @@ fn describe_blob(
         digest,
         size: store.size(name)?,
         compression,
+        at,
     }))
 }
 

@@ -101,6 +101,10 @@ pub struct BuildSignalsToml {
     #[serde(default)]
     pub pip_subcommands: Vec<String>,
     #[serde(default)]
+    pub source_installers: Vec<String>,
+    #[serde(default)]
+    pub helper_files: Vec<String>,
+    #[serde(default)]
     pub runtime_compilers: Vec<String>,
     pub source: String,
 }
@@ -110,6 +114,8 @@ pub struct BuildSignalsToml {
 pub struct PackagePatternToml {
     pub pattern: String,
     pub what: String,
+    #[serde(default)]
+    pub provides_cupti: bool,
     pub source: String,
 }
 

@@ -136,6 +136,11 @@ pub struct BuildSignals {
     pub python_modules: Vec<String>,
     /// `pip <subcommand>` that builds (`pip wheel`).
     pub pip_subcommands: Vec<String>,
+    /// `<program> <subcommand>` that compiles what it installs (`pyenv install`).
+    pub source_installers: Vec<String>,
+    /// Files copied from the build context that are helpers of the build
+    /// (scripts, repository lists), not the application it ships (globs).
+    pub helper_files: Vec<String>,
     /// pip packages (glob patterns) that compile CUDA code at run time
     /// with the toolkit's compiler or headers.
     pub runtime_compilers: Vec<String>,
@@ -147,6 +152,9 @@ pub struct BuildSignals {
 pub struct PackagePattern {
     pub pattern: String,
     pub what: String,
+    /// NVIDIA's apt layout brings CUPTI (the library) with this package:
+    /// an image that wants CUPTI has a reason to install it.
+    pub provides_cupti: bool,
     pub source: String,
 }
 
@@ -338,6 +346,8 @@ impl ImageKnowledge {
                 system_packages: b.system_packages,
                 python_modules: b.python_modules,
                 pip_subcommands: b.pip_subcommands,
+                source_installers: b.source_installers,
+                helper_files: b.helper_files,
                 runtime_compilers: b.runtime_compilers,
                 source: b.source,
             })
@@ -411,6 +421,7 @@ impl ImageKnowledge {
                 .map(|p| PackagePattern {
                     pattern: p.pattern,
                     what: p.what,
+                    provides_cupti: p.provides_cupti,
                     source: p.source,
                 })
                 .collect(),

@@ -1,0 +1,488 @@
+//! What the build-time rules (CU105, CU106, CU108) need to know about a RUN:
+//! whether it is a heavy CUDA/ML install, a dependency install that reads
+//! only a lock or requirements file, or a long CUDA compile, and whether a
+//! cache keeps that compile. The package lists and the signs of a compile
+//! are data (`rules/build.toml`); this module only reads the RUN's commands.
+
+use crate::checks::DockerfileContext;
+use crate::dockerfile::ast::{Command, Word};
+use crate::dockerfile::model::{Reach, RunStep, ShellCommand, Stage};
+use crate::dockerfile::packages::{PackageInstall, PackageManager};
+use crate::dockerfile::shell::command_start;
+use crate::knowledge::build::{BuildFacts, HeavyPackages};
+use crate::source::Span;
+
+/// The stages the build runs: the target and everything it needs.
+pub fn built_stages<'m>(ctx: &DockerfileContext<'m>) -> Vec<&'m Stage> {
+    let Some(target) = ctx.model.target else {
+        return Vec::new();
+    };
+    ctx.model
+        .reachable_stages(target)
+        .into_iter()
+        .filter_map(|index| ctx.model.stages.get(index))
+        .collect()
+}
+
+fn family(manager: PackageManager) -> &'static str {
+    if manager.is_python() {
+        "python"
+    } else if manager.is_conda() {
+        "conda"
+    } else {
+        "system"
+    }
+}
+
+/// A heavy package a RUN installs.
+pub struct HeavyInstall<'a> {
+    /// The package as written (`torch==2.5.1`).
+    pub package: String,
+    pub span: Span,
+    pub facts: &'a HeavyPackages,
+}
+
+/// The first heavy package a RUN installs by name (not from a path), in a
+/// command the build runs.
+pub fn heavy_install<'f>(step: &RunStep, facts: &'f BuildFacts) -> Option<HeavyInstall<'f>> {
+    step.installs
+        .iter()
+        .filter(|install| runs(step, install))
+        .flat_map(|install| {
+            install
+                .packages
+                .iter()
+                .map(move |package| (family(install.manager), package))
+        })
+        .find_map(|(family, package)| {
+            let name = package.distribution()?;
+            let facts = facts.heavy(family, name)?;
+            Some(HeavyInstall {
+                package: package.word.text.clone(),
+                span: package.word.span,
+                facts,
+            })
+        })
+}
+
+fn runs(step: &RunStep, install: &PackageInstall) -> bool {
+    step.commands
+        .get(install.command)
+        .is_none_or(|command| command.reach != Reach::Skipped)
+}
+
+/// A dependency install that needs only a lock or requirements file:
+/// `pip install -r requirements.txt`, `conda env create -f env.yml`,
+/// `uv sync`, `poetry install`. Returns the command's span and text.
+pub fn dependency_install(
+    ctx: &DockerfileContext<'_>,
+    step: &RunStep,
+    facts: &BuildFacts,
+) -> Option<(Span, String)> {
+    let text = |span: Span| {
+        ctx.source
+            .text
+            .get(span.start..span.end)
+            .unwrap_or("")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    for install in step.installs.iter().filter(|i| runs(step, i)) {
+        if (install.manager.is_python() || install.manager.is_conda())
+            && !install.requirement_files.is_empty()
+        {
+            return Some((install.span, text(install.span)));
+        }
+    }
+    for command in step.commands.iter().filter(|c| c.reach != Reach::Skipped) {
+        let words = program_words(command);
+        let head: Vec<&str> = words.iter().take(3).map(|w| w.text.as_str()).collect();
+        let hit = facts.dependency_installs.commands.iter().any(|known| {
+            let known: Vec<&str> = known.split_whitespace().collect();
+            head.len() >= known.len()
+                && head
+                    .iter()
+                    .zip(&known)
+                    .all(|(word, want)| basename(word) == *want)
+        });
+        if hit {
+            return Some((command.span, text(command.span)));
+        }
+    }
+    None
+}
+
+fn program_words(command: &ShellCommand) -> &[Word] {
+    command
+        .words
+        .get(command_start(&command.words)..)
+        .unwrap_or_default()
+}
+
+fn basename(word: &str) -> &str {
+    word.rsplit('/').next().unwrap_or(word)
+}
+
+/// A long CUDA compile a RUN runs.
+pub struct Compile {
+    /// The command that builds.
+    pub span: Span,
+    /// What it builds, for the message (`flash-attention`, `a source build with MAX_JOBS`).
+    pub what: String,
+}
+
+/// The first long CUDA compile of `step` (instruction `index` of `stage`):
+/// a build from source (`pip install` of a path or VCS URL, `pip wheel`,
+/// `setup.py install|develop|bdist_wheel|build_ext`, `cmake --build`, or a
+/// heavy package with `--no-binary` or a force-build variable) of one of
+/// the known heavy projects, or with a variable only CUDA extension builds
+/// read (`MAX_JOBS`).
+pub fn long_compile(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    step: &RunStep,
+    facts: &BuildFacts,
+) -> Option<Compile> {
+    let compiles = &facts.compiles;
+    let stage_env = env_before(ctx, stage, step.instruction);
+    let set_in = |vars: &[String], pairs: &[(String, String)]| -> Option<String> {
+        vars.iter()
+            .find(|var| pairs.iter().any(|(k, _)| k == *var))
+            .cloned()
+    };
+    // `VLLM_TARGET_DEVICE=empty`, `VLLM_USE_PRECOMPILED=1`: nothing is compiled.
+    let turned_off = |pairs: &[(String, String)]| {
+        compiles.no_compile_env.iter().any(|setting| {
+            setting.split_once('=').is_some_and(|(key, value)| {
+                pairs
+                    .iter()
+                    .any(|(k, v)| k == key && v.eq_ignore_ascii_case(value))
+            })
+        })
+    };
+    if turned_off(&stage_env) {
+        return None;
+    }
+    let mut cwd = workdir_before(ctx, stage, step.instruction);
+    for command in &step.commands {
+        let words = program_words(command);
+        let Some(program) = words.first() else {
+            continue;
+        };
+        if basename(&program.text) == "cd" {
+            if let Some(dir) = words.get(1) {
+                cwd = Some(dir.text.clone());
+            }
+            continue;
+        }
+        if command.reach == Reach::Skipped || turned_off(&command.assignments) {
+            continue;
+        }
+        let Some(build) = source_build_target(words) else {
+            continue;
+        };
+        let forced = words.iter().any(|w| {
+            compiles
+                .force_build_options
+                .iter()
+                .any(|o| w.text.starts_with(o.as_str()))
+        }) || set_in(&compiles.force_env, &command.assignments).is_some()
+            || set_in(&compiles.force_env, &stage_env).is_some();
+        // A variable only CUDA extension builds read, on the command itself;
+        // in the stage's ENV it counts for a build that shows it builds a
+        // torch extension (`setup.py`, or a path with `--no-build-isolation`).
+        let on_command = set_in(&compiles.compile_env, &command.assignments);
+        let in_stage = set_in(&compiles.compile_env, &stage_env).filter(|_| build.extension_build);
+        let compile_var = on_command.clone().or(in_stage);
+        // The directory matters only for a build of a path (`pip install .`).
+        let built = [
+            Some(build.target.as_str()),
+            cwd.as_deref().filter(|_| build.from_source),
+        ];
+        let project = compiles.projects.iter().find(|project| {
+            built
+                .iter()
+                .flatten()
+                .any(|text| names_project(text, project))
+        });
+        let what = if build.from_source {
+            match (project, &compile_var) {
+                (Some(project), _) => format!("`{project}` from source"),
+                (None, Some(var)) => format!("a CUDA extension from source (`{var}` set)"),
+                (None, None) if forced => format!("`{}` from source", build.target),
+                (None, None) => continue,
+            }
+        } else {
+            // A package named on an index may come as a prebuilt wheel
+            // (PyPI has xformers wheels; flash-attn's setup fetches one
+            // when it matches): it compiles when forced, or when the
+            // command sets a build variable for it.
+            match project {
+                Some(project) if forced || on_command.is_some() => {
+                    format!("`{project}` from source")
+                }
+                _ => continue,
+            }
+        };
+        return Some(Compile {
+            span: command.span,
+            what,
+        });
+    }
+    None
+}
+
+/// What a build command builds.
+struct Build {
+    /// A path, URL or the current directory `.`, or a package name.
+    target: String,
+    /// From a path or URL (true), or a name on an index (false: built only
+    /// when no wheel is used).
+    from_source: bool,
+    /// `setup.py …`, or a pip build of a path with `--no-build-isolation`:
+    /// the shape of a torch C++/CUDA extension build.
+    extension_build: bool,
+}
+
+/// What a build command builds, or `None` when it builds nothing.
+fn source_build_target(words: &[Word]) -> Option<Build> {
+    let no_isolation = words.iter().any(|w| w.text == "--no-build-isolation");
+    let (target, from_source, setup) = build_target(words)?;
+    Some(Build {
+        extension_build: setup || (from_source && no_isolation),
+        target,
+        from_source,
+    })
+}
+
+/// `(target, from_source, setup_py)` of a build command.
+fn build_target(words: &[Word]) -> Option<(String, bool, bool)> {
+    let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+    let program = basename(texts.first()?);
+    let args = texts.get(1..).unwrap_or_default();
+    let is_python = program.starts_with("python");
+    // `python -m pip …` reads as `pip …`.
+    let (tool, rest): (&str, &[&str]) = match (is_python, args) {
+        (true, ["-m", module, rest @ ..]) => (module, rest),
+        _ => (program, args),
+    };
+    match tool {
+        "pip" | "pip3" | "uv" => {
+            let rest = if tool == "uv" {
+                rest.strip_prefix(&["pip"]).unwrap_or(rest)
+            } else {
+                rest
+            };
+            let (sub, words) = rest.split_first()?;
+            if !matches!(*sub, "install" | "wheel") {
+                return None;
+            }
+            // Operands only: the value of `-r FILE`, `-c FILE`, `-i URL` … is not built.
+            let mut operands: Vec<&str> = Vec::new();
+            let mut skip = false;
+            for word in words.iter().copied() {
+                if std::mem::take(&mut skip) {
+                    continue;
+                }
+                if PIP_VALUE_OPTIONS.contains(&word) {
+                    skip = true;
+                } else if word == "-e" || word == "--editable" {
+                    continue;
+                } else if !word.starts_with('-') || word.starts_with("-e") {
+                    operands.push(word);
+                }
+            }
+            operands
+                .iter()
+                .filter(|w| !w.starts_with('-') || w.starts_with("-e"))
+                .map(|w| w.trim_start_matches("-e"))
+                .find(|w| is_source_location(w))
+                .map(|w| (w.to_string(), true, false))
+                .or_else(|| {
+                    // `--no-binary :all: flash-attn`, `FLASH_ATTENTION_FORCE_BUILD=TRUE pip install flash-attn`
+                    operands
+                        .iter()
+                        .find(|w| {
+                            !w.starts_with('-') && !w.starts_with(':') && !w.ends_with(".whl")
+                        })
+                        .map(|w| (w.to_string(), false, false))
+                })
+        }
+        "build" if is_python => Some((".".into(), true, false)),
+        _ if program.starts_with("python")
+            && args.first().is_some_and(|a| a.ends_with("setup.py")) =>
+        {
+            let verb = args.get(1)?;
+            matches!(
+                *verb,
+                "install" | "develop" | "bdist_wheel" | "build_ext" | "build"
+            )
+            .then(|| {
+                args.first()
+                    .map(|a| a.trim_end_matches("setup.py").to_string())
+            })
+            .flatten()
+            .map(|dir| (if dir.is_empty() { ".".into() } else { dir }, true, true))
+        }
+        "cmake" if args.first() == Some(&"--build") => {
+            args.get(1).map(|d| (d.to_string(), true, false))
+        }
+        _ => None,
+    }
+}
+
+/// pip and uv options whose value is the next word.
+const PIP_VALUE_OPTIONS: &[&str] = &[
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "-t",
+    "--target",
+    "--prefix",
+    "--root",
+    "--no-binary",
+    "--only-binary",
+    "--config-settings",
+    "-C",
+    "--global-option",
+    "--build-option",
+    "--python",
+    "-p",
+    "--index",
+    "--upgrade-strategy",
+    "--cache-dir",
+    "--src",
+    "--trusted-host",
+];
+
+/// A path, directory or VCS URL (not a wheel file): pip builds it.
+fn is_source_location(word: &str) -> bool {
+    if word.ends_with(".whl") {
+        return false;
+    }
+    word == "."
+        || word.starts_with("./")
+        || word.starts_with('/')
+        || word.starts_with("../")
+        || word.starts_with("git+")
+        || (word.contains("://") && (word.ends_with(".zip") || word.ends_with(".tar.gz")))
+}
+
+/// `text` (a path or URL) names `project` as one of its components.
+fn names_project(text: &str, project: &str) -> bool {
+    let lower = text.to_ascii_lowercase();
+    let project = project.to_ascii_lowercase();
+    lower
+        .split(['/', '@', '#', '='])
+        .map(|part| part.trim_end_matches(".git"))
+        .any(|part| part == project || part.split('[').next() == Some(project.as_str()))
+}
+
+/// Whether the compile in `step` is cached: a cache mount on the RUN, or a
+/// compiler cache named in it or in its stage's environment.
+pub fn compile_cached(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    step: &RunStep,
+    facts: &BuildFacts,
+) -> bool {
+    if !step.cache_mount_targets.is_empty() {
+        return true;
+    }
+    let caches = &facts.compiles.compiler_caches;
+    let in_run = step.commands.iter().any(|command| {
+        command
+            .words
+            .iter()
+            .any(|w| caches.iter().any(|c| w.text.contains(c.as_str())))
+            || command
+                .assignments
+                .iter()
+                .any(|(k, v)| caches.iter().any(|c| k == c || v.contains(c.as_str())))
+    });
+    in_run
+        || env_before(ctx, stage, step.instruction)
+            .iter()
+            .any(|(k, v)| caches.iter().any(|c| k == c || v.contains(c.as_str())))
+}
+
+/// ENV keys and values the stage sets before instruction `index` (its own
+/// and its parents' as the model resolved them at the end are not enough:
+/// an ENV after the RUN does not reach it).
+fn env_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let mut chain = vec![stage];
+    let mut current = stage;
+    while let crate::dockerfile::model::BaseImage::Stage(parent) = current.base {
+        let Some(parent) = ctx.model.stages.get(parent) else {
+            break;
+        };
+        if chain.iter().any(|s| std::ptr::eq(*s, parent)) {
+            break;
+        }
+        chain.push(parent);
+        current = parent;
+    }
+    chain.reverse();
+    for s in chain {
+        for at in s.instructions.clone() {
+            if std::ptr::eq(s, stage) && at >= index {
+                break;
+            }
+            if let Some(Command::Env(pairs)) =
+                ctx.dockerfile.instructions.get(at).map(|i| &i.command)
+            {
+                out.extend(pairs.iter().map(|kv| (kv.key.clone(), kv.value.clone())));
+            }
+        }
+    }
+    out
+}
+
+/// The last WORKDIR of the stage before instruction `index`.
+fn workdir_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) -> Option<String> {
+    stage
+        .instructions
+        .clone()
+        .take_while(|&at| at < index)
+        .filter_map(|at| match &ctx.dockerfile.instructions.get(at)?.command {
+            Command::Workdir(word) => Some(word.text.clone()),
+            _ => None,
+        })
+        .last()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projects_are_named_by_path_or_url_components() {
+        assert!(names_project(
+            "git+https://github.com/Dao-AILab/flash-attention.git@v2.7.4",
+            "flash-attention"
+        ));
+        assert!(names_project("/workspace/xformers", "xformers"));
+        assert!(!names_project(
+            "/workspace/my-xformers-fork-notes",
+            "xformers"
+        ));
+        assert!(!names_project(".", "apex"));
+    }
+
+    #[test]
+    fn wheels_are_not_source_builds() {
+        assert!(!is_source_location(
+            "./flash_attn-2.7.4-cp310-linux_x86_64.whl"
+        ));
+        assert!(is_source_location("git+https://github.com/NVIDIA/apex"));
+        assert!(is_source_location("."));
+    }
+}

@@ -1,0 +1,221 @@
+//! CU127 framework-system-cuda-mismatch: a framework whose wheel loads the
+//! image's own CUDA and cuDNN (TensorFlow without `[and-cuda]`, ONNX
+//! Runtime GPU) is installed on a base whose CUDA or cuDNN major is not the
+//! one that release was built for. The libraries are looked up by SONAME
+//! (`libcudart.so.12`, `libcudnn.so.8`), are not found, and the framework
+//! runs on the CPU without an error.
+
+use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
+use crate::checks::dockerfile::stack::{
+    base_cudnn, chain_installs, distro_python_os, installs_cudnn,
+};
+use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::model::Stage;
+use crate::dockerfile::packages::{PackageInstall, RequestedPackage};
+use crate::knowledge::packages::{PackageKnowledge, SpecCuda};
+use crate::knowledge::resolution::{normalize, FrameworkBuild};
+
+pub static META: RuleMeta = RuleMeta {
+    code: "CU127",
+    name: "framework-system-cuda-mismatch",
+    category: Category::Compatibility,
+    default_severity: Severity::Warning,
+    fix: FixAvailability::None,
+    summary: "A framework that loads the image's CUDA/cuDNN was built for another major than the base provides",
+    doc: include_str!("../../../docs/rules/CU127.md"),
+};
+
+pub struct FrameworkSystemCudaMismatch;
+
+impl DockerfileRule for FrameworkSystemCudaMismatch {
+    fn meta(&self) -> &'static RuleMeta {
+        &META
+    }
+
+    fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+        for stage in &ctx.model.stages {
+            let Some(base) = stage_cuda(ctx, stage) else {
+                continue;
+            };
+            let installs = chain_installs(ctx, stage);
+            // CUDA wheels elsewhere in the image (torch's, `nvidia-*`) may be
+            // loaded first and satisfy the SONAMEs: then it depends on the
+            // program, not on the file.
+            if installs.iter().any(|i| brings_cuda_wheels(ctx, i)) {
+                continue;
+            }
+            let has_cudnn = installs.iter().any(|i| installs_cudnn(i));
+            let python_os = distro_python_os(ctx, stage);
+            let mut seen: Vec<String> = Vec::new();
+            for run in &stage.runs {
+                for install in run.installs.iter().filter(|i| i.manager.is_python()) {
+                    if from_other_index(stage, install) {
+                        continue;
+                    }
+                    for package in install.packages.iter().filter(|p| !p.is_location) {
+                        let Some(build) = resolve(ctx, package, python_os.as_deref()) else {
+                            continue;
+                        };
+                        if seen.contains(&package.name) {
+                            continue;
+                        }
+                        let cudnn = if has_cudnn {
+                            None
+                        } else {
+                            base_cudnn(ctx, stage)
+                        };
+                        if let Some(diagnostic) = judge(ctx, package, &build, &base, cudnn) {
+                            seen.push(package.name.clone());
+                            out.push(diagnostic);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The framework build a requirement gets from PyPI, if the data knows
+/// it. An unpinned one resolves to the newest release for the Python of
+/// `python_os`, only known on a plain `nvidia/cuda` base running its
+/// distribution's Python (another base may ship the framework already).
+fn resolve<'k>(
+    ctx: &'k DockerfileContext<'_>,
+    package: &RequestedPackage,
+    python_os: Option<&str>,
+) -> Option<FrameworkBuild<'k>> {
+    let (name, exact, open) = PackageKnowledge::requirement_terms(&package.word.text)?;
+    let build = ctx
+        .knowledge
+        .resolution
+        .framework_build(&name, exact, open, python_os)?;
+    let extras = PackageKnowledge::requirement_extras(&package.word.text);
+    let own = &build.entry.own_cuda_extras;
+    if extras
+        .iter()
+        .any(|e| own.iter().any(|o| normalize(o) == *e))
+    {
+        return None;
+    }
+    Some(build)
+}
+
+fn judge(
+    ctx: &DockerfileContext<'_>,
+    package: &RequestedPackage,
+    build: &FrameworkBuild<'_>,
+    base: &StageCuda,
+    cudnn: Option<Option<u32>>,
+) -> Option<Diagnostic> {
+    let entry = build.entry;
+    let release = if build.newest {
+        let checked = ctx
+            .knowledge
+            .checked
+            .as_deref()
+            .unwrap_or("the knowledge's date");
+        format!(
+            "names no exact release, so pip installs the newest for the image's Python, {} {} (as of {checked}), which",
+            entry.package, build.release
+        )
+    } else {
+        format!("{} {}", entry.package, build.release)
+    };
+    let (wanted, have) = (entry.cuda, base.version);
+    // CUDA 10 and older name their runtime by major and minor
+    // (`libcudart.so.10.1`); from 11 on, by major only.
+    let sonames_differ = wanted.major() != have.major()
+        || (wanted.major() < 11 && wanted.written >= 2 && wanted.minor() != have.minor());
+    let soname = if wanted.major() < 11 {
+        format!("{}.{}", wanted.major(), wanted.minor())
+    } else {
+        wanted.major().to_string()
+    };
+    let (message, help) = if sonames_differ {
+        (
+            format!(
+                "`{}`: {release} loads CUDA {} libraries (`libcudart.so.{soname}`), but {} provides CUDA {have}",
+                package.word.text,
+                wanted,
+                base.origin
+            ),
+            format!(
+                "pin a release built for CUDA {} (see the release's CUDA requirements), or use a CUDA {}.x base image",
+                have.major(),
+                wanted.major()
+            ),
+        )
+    } else {
+        match cudnn {
+            Some(Some(major)) if major != entry.cudnn => (
+                format!(
+                    "`{}`: {release} loads cuDNN {} (`libcudnn.so.{}`), but {} ships cuDNN {major}",
+                    package.word.text, entry.cudnn, entry.cudnn, base.origin
+                ),
+                format!(
+                    "pin a release built for cuDNN {major}, or a base image tag with cuDNN {}",
+                    entry.cudnn
+                ),
+            ),
+            Some(None) => (
+                format!(
+                    "`{}`: {release} loads cuDNN {} (`libcudnn.so.{}`), but {} has no cuDNN and the image installs none",
+                    package.word.text, entry.cudnn, entry.cudnn, base.origin
+                ),
+                format!(
+                    "use the base image's `-cudnn` tag, or install cuDNN {} in the image",
+                    entry.cudnn
+                ),
+            ),
+            _ => return None,
+        }
+    };
+    Some(
+        Diagnostic::at(&META, package.word.span, message)
+            .with_help(help)
+            .with_note("the wheel brings no CUDA of its own: it opens the image's libraries by SONAME, and when they are missing the GPU provider does not load and the work runs on the CPU, with a warning at most")
+            .with_note(format!("source: {}", entry.source)),
+    )
+}
+
+/// Environment variables that point pip/uv at another index than PyPI.
+const INDEX_ENV_VARS: &[&str] = &[
+    "PIP_INDEX_URL",
+    "PIP_EXTRA_INDEX_URL",
+    "PIP_FIND_LINKS",
+    "UV_INDEX_URL",
+    "UV_EXTRA_INDEX_URL",
+    "UV_INDEX",
+    "UV_DEFAULT_INDEX",
+];
+
+/// An install that may take its packages from another index (a CUDA 12
+/// feed of ONNX Runtime, a mirror with other builds): the PyPI facts do
+/// not apply.
+fn from_other_index(stage: &Stage, install: &PackageInstall) -> bool {
+    !install.index_urls.is_empty()
+        || stage
+            .env
+            .iter()
+            .any(|(key, value)| INDEX_ENV_VARS.contains(&key.as_str()) && !value.trim().is_empty())
+}
+
+/// A pip/conda install of packages that bring NVIDIA's CUDA libraries:
+/// torch (whose PyPI wheels depend on them), `nvidia-*` wheels, or any
+/// requirement that pins a CUDA build (`jax[cuda12]`, `tensorflow[and-cuda]`).
+fn brings_cuda_wheels(ctx: &DockerfileContext<'_>, install: &PackageInstall) -> bool {
+    if !(install.manager.is_python() || install.manager.is_conda()) {
+        return false;
+    }
+    install.packages.iter().any(|p| {
+        let name = p.distribution().map(normalize).unwrap_or_default();
+        name == "torch"
+            || name == "pytorch"
+            || name.starts_with("nvidia-")
+            || matches!(
+                ctx.knowledge.packages.classify_requirement(&p.word.text, false),
+                Some(SpecCuda::Pin(pin)) if !pin.system
+            )
+    })
+}

@@ -1,0 +1,103 @@
+//! What a stage's image holds besides its own RUNs, for the rules about
+//! mixed CUDA stacks (CU109, CU113, CU127, CU128): the chain of stages it
+//! is built on, every package install along it, and the cuDNN of its base.
+
+use crate::checks::dockerfile::support::{base_facts, root_image};
+use crate::checks::DockerfileContext;
+use crate::dockerfile::model::Stage;
+use crate::dockerfile::packages::PackageInstall;
+use crate::knowledge::images::{glob_matches, parse_cuda_tag};
+
+/// `stage` and the stages it is built `FROM`, root first.
+pub fn chain<'m>(ctx: &DockerfileContext<'m>, stage: &Stage) -> Vec<&'m Stage> {
+    let mut stages: Vec<&Stage> = ctx
+        .model
+        .ancestry(stage.index)
+        .into_iter()
+        .filter_map(|index| ctx.model.stages.get(index))
+        .collect();
+    stages.reverse();
+    stages
+}
+
+/// Every package install of the chain, in build order.
+pub fn chain_installs<'m>(ctx: &DockerfileContext<'m>, stage: &Stage) -> Vec<&'m PackageInstall> {
+    chain(ctx, stage)
+        .into_iter()
+        .flat_map(|s| &s.runs)
+        .flat_map(|run| &run.installs)
+        .collect()
+}
+
+/// The cuDNN major of the stage's `nvidia/cuda` base: the tag's numbered
+/// flavour (`cudnn8`), or the knowledge's major for the unnumbered `cudnn`
+/// flavour. `Some(None)`: a known `nvidia/cuda` tag without cuDNN; `None`:
+/// not known.
+pub fn base_cudnn(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<Option<u32>> {
+    let image = root_image(ctx, stage)?;
+    let images = &ctx.knowledge.images;
+    let canonical = images.canonicalize(image);
+    if !images.is_nvidia_cuda(&canonical.repository) {
+        return None;
+    }
+    let tag = parse_cuda_tag(canonical.tag.as_deref()?).ok()?;
+    match tag.flavour.as_deref() {
+        None => Some(None),
+        Some("cudnn") => Some(Some(
+            ctx.knowledge.resolution.unnumbered_cudnn.as_ref()?.major,
+        )),
+        Some(_) => tag.cudnn_major().map(Some),
+    }
+}
+
+/// Whether an install puts cuDNN into the image (`libcudnn9-cuda-12`,
+/// `nvidia-cudnn-cu12`, conda `cudnn`).
+pub fn installs_cudnn(install: &PackageInstall) -> bool {
+    install.packages.iter().any(|p| {
+        p.distribution()
+            .is_some_and(|name| name.to_ascii_lowercase().contains("cudnn"))
+    })
+}
+
+/// The tag OS of the stage's plain `nvidia/cuda` base when the image runs
+/// that OS's own Python (no versioned interpreter, conda, pyenv or
+/// deadsnakes anywhere in the chain, and pip not run by a versioned
+/// `pythonX.Y`): what an unpinned requirement's newest release depends on.
+pub fn distro_python_os(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<String> {
+    let facts = base_facts(ctx, stage)?;
+    if facts.family != "nvidia/cuda" {
+        return None;
+    }
+    let os = facts.os?;
+    let other = &ctx.knowledge.resolution.other_python;
+    for s in chain(ctx, stage) {
+        for run in &s.runs {
+            let versioned_package = run.installs.iter().any(|install| {
+                install.manager.is_conda()
+                    || (install.manager.is_system()
+                        && install
+                            .packages
+                            .iter()
+                            .any(|p| other.packages.iter().any(|g| glob_matches(g, &p.name))))
+            });
+            let words = run.commands.iter().flat_map(|c| &c.words).any(|w| {
+                other
+                    .words
+                    .iter()
+                    .any(|needle| w.text.contains(needle.as_str()))
+                    || is_versioned_python(w.text.rsplit('/').next().unwrap_or(&w.text))
+            });
+            if versioned_package || words {
+                return None;
+            }
+        }
+    }
+    Some(os)
+}
+
+/// `python3.11`, `python3.10`: an interpreter of a named minor.
+fn is_versioned_python(program: &str) -> bool {
+    program
+        .strip_prefix("python3.")
+        .is_some_and(|minor| !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit()))
+}

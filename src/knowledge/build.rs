@@ -1,0 +1,268 @@
+//! Build-time and start-time facts (`rules/build.toml`): which build arguments change per build,
+//! which installs and compiles are heavy, how NVIDIA's CUDA runfile installs, which CUDA debugging
+//! switches cost speed when shipped, and what the NVIDIA Container Toolkit mounts for an image's
+//! `NVIDIA_*` environment. Read by CU105–CU108, CU126, CU129 and the image rule CU229.
+//!
+//! Like `host_libraries`, the file is its own table (`[build]`), parsed on first use; it does not
+//! take part in the user's `--knowledge` files yet.
+
+use serde::Deserialize;
+
+use crate::wildcard::{self, Wild};
+
+/// The embedded data file.
+pub const EMBEDDED_TOML: &str = include_str!("../../rules/build.toml");
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    /// When these facts were last checked (read by the freshness check).
+    #[allow(dead_code)]
+    checked: Option<toml::value::Datetime>,
+    build: BuildFacts,
+}
+
+/// Everything `rules/build.toml` says.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BuildFacts {
+    pub volatile_args: VolatileArgs,
+    pub heavy_packages: Vec<HeavyPackages>,
+    pub dependency_installs: DependencyInstalls,
+    pub compiles: Compiles,
+    pub runfile: Runfile,
+    pub debug_env: Vec<DebugSetting>,
+    pub visible_devices: VisibleDevices,
+    pub driver_capabilities: DriverCapabilities,
+    pub capability_uses: Vec<CapabilityUse>,
+}
+
+/// ARGs whose value CI changes on every build.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VolatileArgs {
+    pub names: Vec<String>,
+    pub label_keys: Vec<String>,
+    pub placeholder_defaults: Vec<String>,
+    pub source: String,
+}
+
+/// Packages of one manager family whose install is heavy.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeavyPackages {
+    /// `python`, `conda` or `system`.
+    pub manager: String,
+    pub names: Vec<String>,
+    pub what: String,
+    /// Measured installed size, where known.
+    pub size: Option<String>,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DependencyInstalls {
+    pub commands: Vec<String>,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Compiles {
+    pub projects: Vec<String>,
+    pub compile_env: Vec<String>,
+    pub force_env: Vec<String>,
+    pub no_compile_env: Vec<String>,
+    pub force_build_options: Vec<String>,
+    pub compiler_caches: Vec<String>,
+    pub advice: String,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Runfile {
+    pub pattern: String,
+    pub toolkit_only: Vec<String>,
+    pub driver_options: Vec<String>,
+    pub source: String,
+}
+
+/// A CUDA debugging switch and what it costs when shipped.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DebugSetting {
+    pub name: String,
+    pub on: Vec<String>,
+    pub cost: String,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VisibleDevices {
+    pub var: String,
+    pub hidden: Vec<String>,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DriverCapabilities {
+    pub var: String,
+    pub source: String,
+}
+
+/// What shows that an image uses a driver capability.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CapabilityUse {
+    pub capability: String,
+    pub words: Vec<String>,
+    pub env: Vec<String>,
+    pub packages: Vec<String>,
+    pub source: String,
+}
+
+/// `pattern` (with `*`) matches `text`.
+pub fn glob(pattern: &str, text: &str) -> bool {
+    let tokens = pattern.chars().map(|c| match c {
+        '*' => Wild::AnyRun,
+        c => Wild::Char(c),
+    });
+    wildcard::matches(tokens, text)
+}
+
+impl BuildFacts {
+    /// The embedded facts (parsed once per process).
+    pub fn embedded() -> &'static BuildFacts {
+        static EMBEDDED: std::sync::OnceLock<BuildFacts> = std::sync::OnceLock::new();
+        EMBEDDED.get_or_init(|| {
+            Self::from_toml_text(EMBEDDED_TOML).expect("rules/build.toml is valid (tested)")
+        })
+    }
+
+    /// Parses a file holding a `[build]` table; every entry needs a source.
+    pub fn from_toml_text(text: &str) -> Result<BuildFacts, String> {
+        let file: File = toml::from_str(text).map_err(|error| error.to_string())?;
+        let facts = file.build;
+        let mut sources = vec![
+            ("volatile_args", &facts.volatile_args.source),
+            ("dependency_installs", &facts.dependency_installs.source),
+            ("compiles", &facts.compiles.source),
+            ("runfile", &facts.runfile.source),
+            ("visible_devices", &facts.visible_devices.source),
+            ("driver_capabilities", &facts.driver_capabilities.source),
+        ];
+        sources.extend(
+            facts
+                .heavy_packages
+                .iter()
+                .map(|h| ("heavy_packages", &h.source)),
+        );
+        sources.extend(facts.debug_env.iter().map(|d| ("debug_env", &d.source)));
+        sources.extend(
+            facts
+                .capability_uses
+                .iter()
+                .map(|c| ("capability_uses", &c.source)),
+        );
+        if let Some((table, _)) = sources.iter().find(|(_, s)| s.trim().is_empty()) {
+            return Err(format!("an entry of build.{table} has no source"));
+        }
+        if let Some(h) = facts
+            .heavy_packages
+            .iter()
+            .find(|h| !matches!(h.manager.as_str(), "python" | "conda" | "system"))
+        {
+            return Err(format!(
+                "build.heavy_packages: unknown manager {:?} (python, conda or system)",
+                h.manager
+            ));
+        }
+        Ok(facts)
+    }
+
+    /// Whether an ARG named `name` is set per build by its name.
+    pub fn is_volatile_name(&self, name: &str) -> bool {
+        let upper = name.to_ascii_uppercase();
+        self.volatile_args.names.iter().any(|p| glob(p, &upper))
+    }
+
+    /// Whether a LABEL key holds a per-build value.
+    pub fn is_volatile_label(&self, key: &str) -> bool {
+        let key = key.to_ascii_lowercase();
+        self.volatile_args.label_keys.iter().any(|k| *k == key)
+    }
+
+    /// Whether an ARG default is a placeholder for a value passed per build.
+    pub fn is_placeholder_default(&self, default: Option<&str>) -> bool {
+        default.is_none_or(|d| {
+            let d = d.trim_matches(['"', '\'']);
+            self.volatile_args
+                .placeholder_defaults
+                .iter()
+                .any(|p| p == d)
+        })
+    }
+
+    /// The heavy-package entry of `manager` family (`python`, `conda`, `system`) naming `package`.
+    pub fn heavy(&self, manager: &str, package: &str) -> Option<&HeavyPackages> {
+        let package = package.to_ascii_lowercase();
+        self.heavy_packages
+            .iter()
+            .filter(|h| h.manager == manager)
+            .find(|h| h.names.iter().any(|p| glob(p, &package)))
+    }
+
+    /// The debugging switch `name` when `value` turns it on.
+    pub fn debug_setting(&self, name: &str, value: &str) -> Option<&DebugSetting> {
+        let value = value.trim();
+        self.debug_env.iter().find(|d| {
+            d.name == name
+                && d.on
+                    .iter()
+                    .any(|on| on == value || (on == "*" && !value.is_empty()))
+        })
+    }
+
+    /// What shows a use of `capability`.
+    pub fn capability_use(&self, capability: &str) -> Option<&CapabilityUse> {
+        self.capability_uses
+            .iter()
+            .find(|c| c.capability == capability)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_facts_load_and_answer() {
+        let facts = BuildFacts::from_toml_text(EMBEDDED_TOML).unwrap();
+        assert!(facts.is_volatile_name("GIT_COMMIT"));
+        assert!(facts.is_volatile_name("build_date"));
+        assert!(!facts.is_volatile_name("CUDA_VERSION"));
+        assert!(facts.heavy("python", "torch").is_some());
+        assert!(facts.heavy("python", "nvidia-cudnn-cu12").is_some());
+        assert!(facts.heavy("python", "requests").is_none());
+        assert!(facts.debug_setting("NCCL_DEBUG", "TRACE").is_some());
+        assert!(facts.debug_setting("NCCL_DEBUG", "INFO").is_none());
+        assert!(facts.is_placeholder_default(None));
+        assert!(facts.is_placeholder_default(Some("\"\"")));
+        assert!(!facts.is_placeholder_default(Some("abc123")));
+    }
+
+    #[test]
+    fn an_entry_without_source_is_refused() {
+        let text = EMBEDDED_TOML.replacen(
+            "source = \"https://docs.nvidia.com/cuda/cuda-installation-guide-linux/#runfile-advanced-options",
+            "source = \"\" # ",
+            1,
+        );
+        let error = BuildFacts::from_toml_text(&text).unwrap_err();
+        assert!(error.contains("runfile"), "{error}");
+    }
+}

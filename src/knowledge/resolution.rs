@@ -1,0 +1,422 @@
+//! Resolution: what pip and apt install when a Dockerfile leaves the choice
+//! to them (`rules/resolution.toml`): which torch a torchvision pin pulls,
+//! which CUDA and cuDNN a system-CUDA framework release loads, which apt
+//! names are the distribution's own CUDA, and which NVIDIA repository
+//! packages come in one build per CUDA release.
+//!
+//! It answers questions about single names and versions; it never reads
+//! commands (the rules and `checks::dockerfile::resolution` do).
+
+use serde::Deserialize;
+
+use super::images::glob_matches;
+use super::version::Version;
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ResolutionKnowledge {
+    #[serde(default)]
+    pub torch_companions: Vec<TorchCompanion>,
+    #[serde(default)]
+    pub torch_pinners: NameList,
+    #[serde(default)]
+    pub system_frameworks: Vec<SystemFramework>,
+    #[serde(default)]
+    pub unnumbered_cudnn: Option<UnnumberedCudnn>,
+    #[serde(default)]
+    pub distro_cuda: PatternList,
+    #[serde(default)]
+    pub distro_cuda_versions: Vec<DistroCuda>,
+    #[serde(default)]
+    pub cuda_builds: Vec<CudaBuilds>,
+    #[serde(default)]
+    pub cuda_compile: CudaCompile,
+    #[serde(default)]
+    pub toolkit_installs: ToolkitInstalls,
+    #[serde(default)]
+    pub python_newest: Vec<PythonNewest>,
+    #[serde(default)]
+    pub other_python: OtherPython,
+}
+
+/// The newest release of some packages for the Python of a tag OS.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PythonNewest {
+    pub os: String,
+    pub python: String,
+    /// (package, `major.minor`).
+    pub newest: Vec<(String, Version)>,
+    pub source: String,
+}
+
+/// Signs of another Python than the distribution's.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OtherPython {
+    pub packages: Vec<String>,
+    pub words: Vec<String>,
+    pub source: String,
+}
+
+/// Signs that a build compiles CUDA code.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudaCompile {
+    pub commands: Vec<String>,
+    pub text: Vec<String>,
+    pub env: Vec<String>,
+    pub source: String,
+}
+
+/// Installs that put nvcc into the image.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolkitInstalls {
+    pub system: Vec<String>,
+    pub conda: Vec<String>,
+    pub pip: Vec<String>,
+    pub runfile: String,
+    pub source: String,
+}
+
+/// A package whose release pins one torch release.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchCompanion {
+    pub package: String,
+    /// (companion `major.minor`, torch `major.minor`).
+    pub pairs: Vec<(Version, Version)>,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NameList {
+    pub names: Vec<String>,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PatternList {
+    pub patterns: Vec<String>,
+    pub source: String,
+}
+
+/// Releases of a framework that load the system's CUDA `cuda` and cuDNN
+/// `cudnn` majors.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemFramework {
+    pub package: String,
+    /// Other distribution names with the same builds (`tensorflow-gpu`).
+    #[serde(default)]
+    pub also: Vec<String>,
+    pub versions: Vec<Version>,
+    pub cuda: Version,
+    pub cudnn: u32,
+    /// Extras that bring NVIDIA's CUDA wheels instead (`tensorflow[and-cuda]`).
+    #[serde(default)]
+    pub own_cuda_extras: Vec<String>,
+    pub source: String,
+}
+
+impl SystemFramework {
+    fn names(&self, name: &str) -> bool {
+        normalize(&self.package) == name || self.also.iter().any(|a| normalize(a) == name)
+    }
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UnnumberedCudnn {
+    pub major: u32,
+    pub source: String,
+}
+
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DistroCuda {
+    pub os: String,
+    pub cuda: Version,
+    pub source: String,
+}
+
+/// NVIDIA repository packages built once per CUDA release.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudaBuilds {
+    pub names: Vec<String>,
+    /// nvidia/cuda variants that install and hold them.
+    pub held_in: Vec<String>,
+    /// Held only in the cuDNN flavours of those variants.
+    #[serde(default)]
+    pub held_needs_cudnn: bool,
+    /// (tag OS, CUDA major of the newest build).
+    pub newest: Vec<(String, Version)>,
+    pub source: String,
+}
+
+impl CudaBuilds {
+    /// The CUDA major of the newest build for a tag OS (`ubuntu22.04`).
+    pub fn newest_for(&self, os: &str) -> Option<Version> {
+        self.newest
+            .iter()
+            .find(|(name, _)| name == os)
+            .map(|(_, cuda)| *cuda)
+    }
+}
+
+/// What a system-CUDA framework requirement resolves to.
+#[derive(Clone, Debug)]
+pub struct FrameworkBuild<'k> {
+    /// The release (`1.31`), the requirement's own or the newest known.
+    pub release: Version,
+    /// The requirement names no exact release: the newest one applies.
+    pub newest: bool,
+    pub entry: &'k SystemFramework,
+}
+
+impl ResolutionKnowledge {
+    pub fn from_toml(value: toml::Value) -> Result<Self, String> {
+        let table = match value {
+            toml::Value::Table(mut doc) if doc.contains_key("resolution") => doc
+                .remove("resolution")
+                .unwrap_or(toml::Value::Table(Default::default())),
+            other => other,
+        };
+        table.try_into().map_err(|e: toml::de::Error| e.to_string())
+    }
+
+    /// Adds `other`'s entries; an entry with the same key replaces ours.
+    pub fn extend(&mut self, other: Self) {
+        merge(
+            &mut self.torch_companions,
+            other.torch_companions,
+            |a, b| a.package == b.package,
+        );
+        if !other.torch_pinners.names.is_empty() {
+            self.torch_pinners = other.torch_pinners;
+        }
+        merge(
+            &mut self.system_frameworks,
+            other.system_frameworks,
+            |a, b| a.package == b.package && a.versions == b.versions,
+        );
+        if other.unnumbered_cudnn.is_some() {
+            self.unnumbered_cudnn = other.unnumbered_cudnn;
+        }
+        if !other.distro_cuda.patterns.is_empty() {
+            self.distro_cuda = other.distro_cuda;
+        }
+        merge(
+            &mut self.distro_cuda_versions,
+            other.distro_cuda_versions,
+            |a, b| a.os == b.os,
+        );
+        merge(&mut self.cuda_builds, other.cuda_builds, |a, b| {
+            a.names == b.names
+        });
+        if !other.cuda_compile.source.is_empty() {
+            self.cuda_compile = other.cuda_compile;
+        }
+        if !other.toolkit_installs.source.is_empty() {
+            self.toolkit_installs = other.toolkit_installs;
+        }
+        merge(&mut self.python_newest, other.python_newest, |a, b| {
+            a.os == b.os
+        });
+        if !other.other_python.source.is_empty() {
+            self.other_python = other.other_python;
+        }
+    }
+
+    /// The torch release a companion release pins (`torchvision` `0.21` → `2.6`).
+    pub fn torch_for(&self, package: &str, release: Version) -> Option<(Version, &str)> {
+        let release = release.major_minor();
+        let companion = self
+            .torch_companions
+            .iter()
+            .find(|c| normalize(&c.package) == normalize(package))?;
+        companion
+            .pairs
+            .iter()
+            .find(|(own, _)| *own == release)
+            .map(|(_, torch)| (*torch, companion.source.as_str()))
+    }
+
+    /// Whether `package` is a torch companion (`torchvision`, `torchaudio`).
+    pub fn is_torch_companion(&self, package: &str) -> bool {
+        self.torch_companions
+            .iter()
+            .any(|c| normalize(&c.package) == normalize(package))
+    }
+
+    /// Whether `package` pins torch in a way the data does not follow.
+    pub fn pins_torch(&self, package: &str) -> bool {
+        self.torch_pinners
+            .names
+            .iter()
+            .any(|n| normalize(n) == normalize(package))
+    }
+
+    /// The build a system-CUDA framework requirement gets: the release of an
+    /// exact pin, or the newest release for a requirement without an upper
+    /// bound. `None` for other packages, unknown releases and ranges.
+    /// `os`: the tag OS whose Python's newest release an open requirement
+    /// gets (`None`: an open requirement is not judged).
+    pub fn framework_build(
+        &self,
+        package: &str,
+        pinned: Option<Version>,
+        lower_bound_only: bool,
+        os: Option<&str>,
+    ) -> Option<FrameworkBuild<'_>> {
+        let name = normalize(package);
+        let entries = || self.system_frameworks.iter().filter(|f| f.names(&name));
+        let (release, newest) = match pinned {
+            Some(version) => (version.major_minor(), false),
+            None if lower_bound_only => {
+                let package = &entries().next()?.package;
+                (self.newest_release(os?, package)?.0, true)
+            }
+            None => return None,
+        };
+        let entry = entries().find(|f| f.versions.contains(&release))?;
+        Some(FrameworkBuild {
+            release,
+            newest,
+            entry,
+        })
+    }
+
+    /// The newest release of `package` for the Python of tag OS `os`.
+    pub fn newest_release(&self, os: &str, package: &str) -> Option<(Version, &PythonNewest)> {
+        let entry = self.python_newest.iter().find(|p| p.os == os)?;
+        entry
+            .newest
+            .iter()
+            .find(|(name, _)| normalize(name) == normalize(package))
+            .map(|(_, version)| (*version, entry))
+    }
+
+    /// Whether an apt package name is the distribution's own CUDA.
+    pub fn is_distro_cuda(&self, name: &str) -> bool {
+        self.distro_cuda
+            .patterns
+            .iter()
+            .any(|p| glob_matches(p, name))
+    }
+
+    /// The CUDA a distribution release packages (`ubuntu22.04` → 11.5).
+    pub fn distro_cuda_version(&self, os: &str) -> Option<&DistroCuda> {
+        self.distro_cuda_versions.iter().find(|d| d.os == os)
+    }
+
+    /// The per-CUDA-build entry for an apt package name.
+    pub fn cuda_builds(&self, name: &str) -> Option<&CudaBuilds> {
+        self.cuda_builds
+            .iter()
+            .find(|b| b.names.iter().any(|n| n == name))
+    }
+}
+
+fn merge<T>(ours: &mut Vec<T>, theirs: Vec<T>, same: impl Fn(&T, &T) -> bool) {
+    for entry in theirs {
+        ours.retain(|existing| !same(existing, &entry));
+        ours.push(entry);
+    }
+}
+
+/// PEP 503 normalisation: lower case, runs of `-_.` as one `-`.
+pub fn normalize(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if matches!(c, '-' | '_' | '.') {
+            if !out.ends_with('-') {
+                out.push('-');
+            }
+        } else {
+            out.push(c.to_ascii_lowercase());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::knowledge::Knowledge;
+
+    fn v(text: &str) -> Version {
+        Version::parse(text).unwrap()
+    }
+
+    #[test]
+    fn companions_name_their_torch() {
+        let k = Knowledge::embedded().unwrap().resolution;
+        assert_eq!(
+            k.torch_for("torchvision", v("0.21.0")).map(|t| t.0),
+            Some(v("2.6"))
+        );
+        assert_eq!(
+            k.torch_for("TorchAudio", v("2.5.1")).map(|t| t.0),
+            Some(v("2.5"))
+        );
+        assert_eq!(k.torch_for("torchvision", v("0.99")), None);
+    }
+
+    #[test]
+    fn frameworks_resolve_by_release_or_newest() {
+        let k = Knowledge::embedded().unwrap().resolution;
+        let ort = k
+            .framework_build("onnxruntime_gpu", None, true, Some("ubuntu24.04"))
+            .unwrap();
+        assert!(ort.newest);
+        assert_eq!(ort.entry.cuda.major(), 13);
+        // Ubuntu 22.04's Python 3.10 gets an older, CUDA 12 release.
+        let ort = k
+            .framework_build("onnxruntime-gpu", None, true, Some("ubuntu22.04"))
+            .unwrap();
+        assert_eq!(ort.entry.cuda.major(), 12);
+        assert!(k
+            .framework_build("onnxruntime-gpu", None, true, None)
+            .is_none());
+        let old = k
+            .framework_build("onnxruntime-gpu", Some(v("1.18.1")), false, None)
+            .unwrap();
+        assert_eq!((old.entry.cuda, old.entry.cudnn), (v("11.8"), 8));
+        let tf = k
+            .framework_build("tensorflow", Some(v("2.15.0")), false, None)
+            .unwrap();
+        assert_eq!(tf.entry.cudnn, 8);
+        assert!(k.framework_build("tensorflow", None, false, None).is_none());
+        assert!(k
+            .framework_build("numpy", None, true, Some("ubuntu22.04"))
+            .is_none());
+    }
+
+    #[test]
+    fn distribution_names_are_not_nvidias() {
+        let k = Knowledge::embedded().unwrap().resolution;
+        for name in [
+            "libcupti-dev",
+            "libcupti11.8",
+            "libcudart11.0",
+            "nvidia-cuda-toolkit",
+            "libcublas12",
+        ] {
+            assert!(k.is_distro_cuda(name), "{name}");
+        }
+        for name in [
+            "cuda-cupti-dev-12-4",
+            "libcublas-12-4",
+            "cuda-cudart-12-4",
+            "libcudnn9-cuda-12",
+            "libnccl2",
+        ] {
+            assert!(!k.is_distro_cuda(name), "{name}");
+        }
+    }
+}
