@@ -303,6 +303,13 @@ pub fn write_text_brief(summary: &ImageSummary, out: &mut dyn Write) -> io::Resu
         )?;
     }
     write_startup_line(summary, out)?;
+    if !summary.gpu_code.is_empty() && !summary.no_kernel_for.is_empty() {
+        writeln!(
+            out,
+            "GPU code: no kernel for: {}",
+            summary.no_kernel_for.join(", ")
+        )?;
+    }
     writeln!(
         out,
         "{} layers, {} files; --verbose lists the layers, the CUDA libraries and the plugins\n",
