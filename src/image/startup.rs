@@ -58,7 +58,7 @@ pub struct Startup {
     /// Per packages directory, the names (file names and SONAMEs) that a package loaded first
     /// provides to the objects that depend on it: its own libraries and its preloads.
     #[serde(skip)]
-    provided_to_dependents: BTreeMap<String, Vec<(BTreeSet<String>, BTreeSet<String>)>>,
+    provided_to_dependents: BTreeMap<String, Vec<Provision>>,
 }
 
 /// The `…/site-packages` (or `dist-packages`) directory `path` lies in, the outermost one.
@@ -68,6 +68,10 @@ pub fn site_packages_of(path: &str) -> Option<&str> {
         .filter_map(|marker| path.find(marker).map(|at| &path[..at + marker.len() - 1]))
         .min_by_key(|site| site.len())
 }
+
+/// A package loaded first, as its dependents see it: the names that tell a dependent (its own
+/// libraries' file names and SONAMEs) and the names it provides (those and its preloads').
+type Provision = (BTreeSet<String>, BTreeSet<String>);
 
 /// Per packages directory, the files under it (relative path → absolute path).
 type SiteFiles<'a> = BTreeMap<&'a str, Vec<(&'a str, &'a str)>>;

@@ -193,12 +193,12 @@ impl BuildFacts {
     /// Whether a LABEL key holds a per-build value.
     pub fn is_volatile_label(&self, key: &str) -> bool {
         let key = key.to_ascii_lowercase();
-        self.volatile_args.label_keys.iter().any(|k| *k == key)
+        self.volatile_args.label_keys.contains(&key)
     }
 
     /// Whether an ARG default is a placeholder for a value passed per build.
     pub fn is_placeholder_default(&self, default: Option<&str>) -> bool {
-        default.is_none_or(|d| {
+        default.map_or(true, |d| {
             let d = d.trim_matches(['"', '\'']);
             self.volatile_args
                 .placeholder_defaults
