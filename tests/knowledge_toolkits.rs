@@ -183,7 +183,9 @@ fn pip_requirements_pin_cuda() {
         ("nvidia-cuda-runtime-cu11", Some("11")),
         ("cuda-toolkit==13.0.2", Some("13.0")),
         ("cuda-toolkit[cublas,cudart]==12.8.1", Some("12.8")),
-        ("onnxruntime-gpu==1.22.0", Some("12")),
+        // ONNX Runtime loads the image's CUDA: which CUDA a release was built for is CU127's
+        // (rules/resolution.toml), not a wheel's own pin.
+        ("onnxruntime-gpu==1.22.0", None),
         ("onnxruntime-gpu", None),
         ("nvidia-ml-py", None),
         ("torchvision==0.20.1+cu124", Some("12.4")),

@@ -30,7 +30,7 @@
 //! A DT_NEEDED or DT_SONAME is one file name, so [`Limits::max_string`] (PATH_MAX) bounds it. A
 //! DT_RPATH or DT_RUNPATH is a `:`-separated list of directories that the loader reads whatever its
 //! length: Bazel writes one entry per dependency, so TensorFlow 2.21's `libtensorflow_framework.so.2`
-//! carries a 20 KB DT_RUNPATH. Lists get their own bound, [`Limits::max_path_list`], and only the last
+//! carries a 20 kB DT_RUNPATH. Lists get their own bound, [`Limits::max_path_list`], and only the last
 //! DT_SONAME, DT_RPATH and DT_RUNPATH entry is read (the one glibc's loader keeps), so at most one list
 //! of each kind is held.
 
