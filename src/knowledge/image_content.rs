@@ -122,7 +122,7 @@ pub struct ImageContent {
 }
 
 /// A glob over absolute paths: `*` stays inside one component, `**` spans components.
-fn path_glob(pattern: &str) -> Result<Glob, String> {
+pub(crate) fn path_glob(pattern: &str) -> Result<Glob, String> {
     GlobBuilder::new(pattern)
         .literal_separator(true)
         .backslash_escape(true)
@@ -141,7 +141,7 @@ fn glob_set(patterns: &[String]) -> Result<GlobSet, String> {
     builder.build().map_err(|error| error.to_string())
 }
 
-fn need_source(what: &str, source: &str) -> Result<(), String> {
+pub(crate) fn need_source(what: &str, source: &str) -> Result<(), String> {
     if source.trim().is_empty() {
         Err(format!("{what} needs a source"))
     } else {

@@ -5,7 +5,9 @@
 //! `rules/image-loading.toml`; the start-time model (`image::startup`) and the image rules ask
 //! through the methods here.
 
-use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+use globset::{GlobSet, GlobSetBuilder};
+
+use super::image_content::{need_source, path_glob};
 use serde::Deserialize;
 
 /// The embedded data file.
@@ -126,15 +128,6 @@ pub struct ImageLoading {
     self_loaded_sources: Vec<String>,
 }
 
-/// A glob over paths: `*` stays inside one component, `**` spans components.
-fn path_glob(pattern: &str) -> Result<Glob, String> {
-    GlobBuilder::new(pattern)
-        .literal_separator(true)
-        .backslash_escape(true)
-        .build()
-        .map_err(|error| format!("bad glob {pattern:?}: {error}"))
-}
-
 /// `absolute`: every pattern must start with `/` (globs over image paths), or none may (globs
 /// relative to a packages directory).
 fn glob_set(patterns: &[String], absolute: bool) -> Result<GlobSet, String> {
@@ -153,14 +146,6 @@ fn glob_set(patterns: &[String], absolute: bool) -> Result<GlobSet, String> {
         builder.add(path_glob(pattern)?);
     }
     builder.build().map_err(|error| error.to_string())
-}
-
-fn need_source(what: &str, source: &str) -> Result<(), String> {
-    if source.trim().is_empty() {
-        Err(format!("{what} needs a source"))
-    } else {
-        Ok(())
-    }
 }
 
 /// Whether `stem` is a Python module name: an identifier of ASCII letters, digits and `_`.

@@ -245,6 +245,26 @@ impl Knowledge {
     }
 }
 
+/// The `[area]` table of a whole knowledge document, or `value` itself when it is that table: what
+/// each area's `from_toml` reads.
+pub(crate) fn area_table(value: toml::Value, area: &str) -> toml::Value {
+    match value {
+        toml::Value::Table(mut doc) if doc.contains_key(area) => doc
+            .remove(area)
+            .unwrap_or(toml::Value::Table(Default::default())),
+        other => other,
+    }
+}
+
+/// Adds `theirs` to `ours`; an entry of `ours` that is `same` as one of theirs is replaced by it (a
+/// later knowledge file overrides by key).
+pub(crate) fn merge_by<T>(ours: &mut Vec<T>, theirs: Vec<T>, same: impl Fn(&T, &T) -> bool) {
+    for entry in theirs {
+        ours.retain(|existing| !same(existing, &entry));
+        ours.push(entry);
+    }
+}
+
 /// 1-based line and column (in characters) of byte `offset` in `text`.
 fn line_col(text: &str, offset: usize) -> (usize, usize) {
     let mut offset = offset.min(text.len());

@@ -8,6 +8,7 @@
 
 use serde::Deserialize;
 
+use super::merge_by;
 use super::version::Version;
 
 /// The embedded `rules/packages.toml`.
@@ -243,12 +244,7 @@ impl PackageKnowledge {
     /// Reads a whole knowledge document (taking its `[packages]` table) or
     /// the table itself.
     pub fn from_toml(value: toml::Value) -> Result<Self, String> {
-        let table = match value {
-            toml::Value::Table(mut doc) if doc.contains_key("packages") => doc
-                .remove("packages")
-                .unwrap_or(toml::Value::Table(Default::default())),
-            other => other,
-        };
+        let table = super::area_table(value, "packages");
         table.try_into().map_err(|e: toml::de::Error| e.to_string())
     }
 
@@ -263,39 +259,39 @@ impl PackageKnowledge {
         if !other.driver_consequence.text.is_empty() {
             self.driver_consequence = other.driver_consequence;
         }
-        merge(&mut self.index_urls, other.index_urls, |a, b| {
+        merge_by(&mut self.index_urls, other.index_urls, |a, b| {
             a.prefix == b.prefix
         });
-        merge(&mut self.pypi_defaults, other.pypi_defaults, |a, b| {
+        merge_by(&mut self.pypi_defaults, other.pypi_defaults, |a, b| {
             a.package == b.package && a.versions == b.versions
         });
-        merge(
+        merge_by(
             &mut self.torch_cuda_builds,
             other.torch_cuda_builds,
             |a, b| a.release == b.release,
         );
-        merge(
+        merge_by(
             &mut self.runtime_compilers,
             other.runtime_compilers,
             |a, b| a.names == b.names && a.installer == b.installer,
         );
-        merge(&mut self.extras, other.extras, |a, b| {
+        merge_by(&mut self.extras, other.extras, |a, b| {
             a.package == b.package && a.extra == b.extra
         });
-        merge(&mut self.name_patterns, other.name_patterns, |a, b| {
+        merge_by(&mut self.name_patterns, other.name_patterns, |a, b| {
             a.pattern == b.pattern
         });
-        merge(&mut self.versioned, other.versioned, |a, b| {
+        merge_by(&mut self.versioned, other.versioned, |a, b| {
             a.names == b.names
         });
-        merge(&mut self.conda, other.conda, |a, b| a.name == b.name);
-        merge(&mut self.conda_channels, other.conda_channels, |a, b| {
+        merge_by(&mut self.conda, other.conda, |a, b| a.name == b.name);
+        merge_by(&mut self.conda_channels, other.conda_channels, |a, b| {
             a.prefix == b.prefix
         });
         let same = |a: &DriverPackage, b: &DriverPackage| a.pattern == b.pattern;
-        merge(&mut self.driver_userspace, other.driver_userspace, same);
-        merge(&mut self.driver_exceptions, other.driver_exceptions, same);
-        merge(&mut self.driver_installers, other.driver_installers, same);
+        merge_by(&mut self.driver_userspace, other.driver_userspace, same);
+        merge_by(&mut self.driver_exceptions, other.driver_exceptions, same);
+        merge_by(&mut self.driver_installers, other.driver_installers, same);
     }
 
     /// What an index or wheel URL says about CUDA
@@ -555,13 +551,6 @@ impl PackageKnowledge {
                 name: file.to_owned(),
                 entry,
             })
-    }
-}
-
-fn merge<T>(ours: &mut Vec<T>, theirs: Vec<T>, same: impl Fn(&T, &T) -> bool) {
-    for entry in theirs {
-        ours.retain(|existing| !same(existing, &entry));
-        ours.push(entry);
     }
 }
 

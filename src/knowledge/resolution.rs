@@ -10,6 +10,7 @@
 use serde::Deserialize;
 
 use super::images::glob_matches;
+use super::merge_by;
 use super::version::Version;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -180,18 +181,13 @@ pub struct FrameworkBuild<'k> {
 
 impl ResolutionKnowledge {
     pub fn from_toml(value: toml::Value) -> Result<Self, String> {
-        let table = match value {
-            toml::Value::Table(mut doc) if doc.contains_key("resolution") => doc
-                .remove("resolution")
-                .unwrap_or(toml::Value::Table(Default::default())),
-            other => other,
-        };
+        let table = super::area_table(value, "resolution");
         table.try_into().map_err(|e: toml::de::Error| e.to_string())
     }
 
     /// Adds `other`'s entries; an entry with the same key replaces ours.
     pub fn extend(&mut self, other: Self) {
-        merge(
+        merge_by(
             &mut self.torch_companions,
             other.torch_companions,
             |a, b| a.package == b.package,
@@ -199,7 +195,7 @@ impl ResolutionKnowledge {
         if !other.torch_pinners.names.is_empty() {
             self.torch_pinners = other.torch_pinners;
         }
-        merge(
+        merge_by(
             &mut self.system_frameworks,
             other.system_frameworks,
             |a, b| a.package == b.package && a.versions == b.versions,
@@ -210,12 +206,12 @@ impl ResolutionKnowledge {
         if !other.distro_cuda.patterns.is_empty() {
             self.distro_cuda = other.distro_cuda;
         }
-        merge(
+        merge_by(
             &mut self.distro_cuda_versions,
             other.distro_cuda_versions,
             |a, b| a.os == b.os,
         );
-        merge(&mut self.cuda_builds, other.cuda_builds, |a, b| {
+        merge_by(&mut self.cuda_builds, other.cuda_builds, |a, b| {
             a.names == b.names
         });
         if !other.cuda_compile.source.is_empty() {
@@ -224,7 +220,7 @@ impl ResolutionKnowledge {
         if !other.toolkit_installs.source.is_empty() {
             self.toolkit_installs = other.toolkit_installs;
         }
-        merge(&mut self.python_newest, other.python_newest, |a, b| {
+        merge_by(&mut self.python_newest, other.python_newest, |a, b| {
             a.os == b.os
         });
         if !other.other_python.source.is_empty() {
@@ -319,13 +315,6 @@ impl ResolutionKnowledge {
         self.cuda_builds
             .iter()
             .find(|b| b.names.iter().any(|n| n == name))
-    }
-}
-
-fn merge<T>(ours: &mut Vec<T>, theirs: Vec<T>, same: impl Fn(&T, &T) -> bool) {
-    for entry in theirs {
-        ours.retain(|existing| !same(existing, &entry));
-        ours.push(entry);
     }
 }
 

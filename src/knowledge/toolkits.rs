@@ -180,12 +180,7 @@ impl ToolkitKnowledge {
     /// Reads a whole knowledge document (taking its `[toolkits]` table) or
     /// the table itself.
     pub fn from_toml(value: toml::Value) -> Result<Self, String> {
-        let table = match value {
-            toml::Value::Table(mut doc) if doc.contains_key("toolkits") => doc
-                .remove("toolkits")
-                .unwrap_or(toml::Value::Table(Default::default())),
-            other => other,
-        };
+        let table = super::area_table(value, "toolkits");
         let mut knowledge: ToolkitKnowledge = table
             .try_into()
             .map_err(|e: toml::de::Error| e.to_string())?;

@@ -7,7 +7,7 @@
 //! data (`rules/build.toml` `capability_uses`); the libraries each capability
 //! mounts come from `rules/host-libraries.toml`.
 
-use crate::checks::dockerfile::runtime_env::{self, Setting};
+use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{base_facts, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
@@ -49,7 +49,7 @@ impl DockerfileRule for GpuHiddenByImageEnv {
         };
         let visible = &facts.visible_devices;
         if let Some(setting) = own(&visible.var) {
-            if let Some(value) = value_of(setting, target) {
+            if let Some(value) = setting.value_in(target) {
                 let value = value.trim().to_string();
                 // Driver and toolkit containers hide the GPU on purpose;
                 // only an image that uses CUDA loses something.
@@ -86,7 +86,7 @@ impl DockerfileRule for GpuHiddenByImageEnv {
         let Some(setting) = own(&caps.var) else {
             return;
         };
-        let Some(value) = value_of(setting, target) else {
+        let Some(value) = setting.value_in(target) else {
             return;
         };
         let host = HostLibraries::embedded();
@@ -162,16 +162,6 @@ impl DockerfileRule for GpuHiddenByImageEnv {
         }
         out.push(finding);
     }
-}
-
-fn value_of(setting: &Setting<'_>, target: &Stage) -> Option<String> {
-    if !setting.value.contains('$') {
-        return Some(setting.value.to_string());
-    }
-    target
-        .env_value(setting.key)
-        .filter(|v| !v.contains('$'))
-        .map(str::to_string)
 }
 
 /// What in the shipped image shows a use of `usage.capability`, if anything.

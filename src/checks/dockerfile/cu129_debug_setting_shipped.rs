@@ -10,7 +10,6 @@ use crate::checks::dockerfile::support::shipped_stages;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::ast::Command;
-use crate::dockerfile::model::Stage;
 use crate::knowledge::build::{BuildFacts, DebugSetting};
 use crate::source::Span;
 
@@ -57,7 +56,7 @@ impl DockerfileRule for DebugSettingShipped {
             let Some(setting) = runtime_env::last_env(&settings, &debug.name) else {
                 continue;
             };
-            let Some(value) = value_of(setting, target) else {
+            let Some(value) = setting.value_in(target) else {
                 continue;
             };
             if facts.debug_setting(&debug.name, &value).is_none() {
@@ -70,18 +69,6 @@ impl DockerfileRule for DebugSettingShipped {
             out.push(diagnostic);
         }
     }
-}
-
-/// The value as the container gets it: the literal, or the model's
-/// expansion where it holds variables (unknown: `None`).
-fn value_of(setting: &Setting<'_>, target: &Stage) -> Option<String> {
-    if !setting.value.contains('$') {
-        return Some(setting.value.to_string());
-    }
-    target
-        .env_value(setting.key)
-        .filter(|v| !v.contains('$'))
-        .map(str::to_string)
 }
 
 /// Remove the setting: the whole ENV line when it is the instruction's only

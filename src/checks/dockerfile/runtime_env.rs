@@ -49,6 +49,20 @@ pub struct Setting<'a> {
     pub build_only: bool,
 }
 
+impl Setting<'_> {
+    /// The value as the container gets it: the literal, or the model's expansion in `target` where
+    /// it holds variables (unknown: `None`).
+    pub fn value_in(&self, target: &Stage) -> Option<String> {
+        if !self.value.contains('$') {
+            return Some(self.value.to_string());
+        }
+        target
+            .env_value(self.key)
+            .filter(|v| !v.contains('$'))
+            .map(str::to_string)
+    }
+}
+
 /// ENV and ARG settings of the chain, in build order. The ENV that the
 /// root image's own Dockerfile sets, where the images knowledge knows its
 /// family (`[[images.parent_env]]`), comes first, at the root's `FROM`.

@@ -44,11 +44,7 @@ impl ImageRule for SharedLibraryUnresolvable {
             entry.2 = entry.2.max(failure.roots);
         }
         for ((object, layer), (names, root, roots)) in missing {
-            let list = names
-                .iter()
-                .map(|name| format!("`{name}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let list = super::name_list(&names);
             out.push(
                 ctx.finding_at(
                     &META,

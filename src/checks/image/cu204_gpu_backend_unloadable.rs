@@ -3,8 +3,6 @@
 //! the loader cannot find. The package imports and runs, but its GPU backend cannot load, so the work
 //! silently runs on the CPU.
 
-use std::collections::BTreeMap;
-
 use super::{ImageContext, ImageRule};
 use crate::checks::{Category, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -29,27 +27,20 @@ impl ImageRule for GpuBackendUnloadable {
 
     fn check(&self, ctx: &ImageContext<'_>, out: &mut Vec<Diagnostic>) {
         let loading = ImageLoading::embedded();
-        let mut missing: BTreeMap<(&str, usize), Vec<&str>> = BTreeMap::new();
-        for need in super::on_demand_unresolved(ctx) {
-            if loading
-                .plugin(&need.object)
-                .is_some_and(|plugin| plugin.role == PluginRole::Backend)
-            {
-                missing
-                    .entry((need.object.as_str(), need.layer))
-                    .or_default()
-                    .push(need.needed.as_str());
-            }
-        }
+        let missing = super::by_object(
+            super::on_demand_unresolved(ctx)
+                .filter(|need| {
+                    loading
+                        .plugin(&need.object)
+                        .is_some_and(|plugin| plugin.role == PluginRole::Backend)
+                })
+                .map(|need| (need.object.as_str(), need.layer, need.needed.as_str())),
+        );
         for ((object, layer), names) in missing {
             let Some(plugin) = loading.plugin(object) else {
                 continue;
             };
-            let list = names
-                .iter()
-                .map(|name| format!("`{name}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let list = super::name_list(&names);
             out.push(
                 ctx.finding_at(
                     &META,

@@ -3,8 +3,6 @@
 //! feature is chosen) NEEDs a library the loader cannot find. Only that feature fails, and only when
 //! asked for: information, so that a user who does need it knows what to install.
 
-use std::collections::BTreeMap;
-
 use super::{ImageContext, ImageRule};
 use crate::checks::{Category, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
@@ -29,26 +27,16 @@ impl ImageRule for OnDemandPluginUnresolvable {
 
     fn check(&self, ctx: &ImageContext<'_>, out: &mut Vec<Diagnostic>) {
         let loading = ImageLoading::embedded();
-        let mut missing: BTreeMap<(&str, usize), Vec<&str>> = BTreeMap::new();
-        for need in super::on_demand_unresolved(ctx) {
-            let known = loading.plugin(&need.object);
-            let optional = match known {
-                Some(plugin) => plugin.role == PluginRole::Optional,
-                None => super::cuda_related(ctx, &need.object),
-            };
-            if optional {
-                missing
-                    .entry((need.object.as_str(), need.layer))
-                    .or_default()
-                    .push(need.needed.as_str());
-            }
-        }
+        let missing = super::by_object(
+            super::on_demand_unresolved(ctx)
+                .filter(|need| match loading.plugin(&need.object) {
+                    Some(plugin) => plugin.role == PluginRole::Optional,
+                    None => super::cuda_related(ctx, &need.object),
+                })
+                .map(|need| (need.object.as_str(), need.layer, need.needed.as_str())),
+        );
         for ((object, layer), names) in missing {
-            let list = names
-                .iter()
-                .map(|name| format!("`{name}`"))
-                .collect::<Vec<_>>()
-                .join(", ");
+            let list = super::name_list(&names);
             let finding = match loading.plugin(object) {
                 Some(plugin) => ctx
                     .finding_at(

@@ -96,6 +96,26 @@ pub fn on_demand_unresolved<'a>(
     })
 }
 
+/// Missing names grouped by the object (and its layer) that NEEDs them, in path order.
+pub fn by_object<'a>(
+    needs: impl Iterator<Item = (&'a str, usize, &'a str)>,
+) -> std::collections::BTreeMap<(&'a str, usize), Vec<&'a str>> {
+    let mut grouped: std::collections::BTreeMap<(&str, usize), Vec<&str>> = Default::default();
+    for (object, layer, needed) in needs {
+        grouped.entry((object, layer)).or_default().push(needed);
+    }
+    grouped
+}
+
+/// `` `a`, `b` ``: library names as a finding lists them.
+pub fn name_list(names: &[&str]) -> String {
+    names
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// Whether the object at `path` is CUDA-related: a CUDA library, anything in the toolkit tree or the
 /// pip `nvidia-*` wheels, or an object that links a CUDA library or the driver.
 pub fn cuda_related(ctx: &ImageContext<'_>, path: &str) -> bool {
