@@ -10,8 +10,16 @@ use cudalint::image::elf::{self, Limits, LIMITS};
 use cudalint::image::facts::{ElfClass, ElfFacts, ElfKind};
 use image_elf_support::{gcc, readelf_dynamic, scratch, shared_lib, ForwardOnly};
 
+/// Reads `bytes` as a compressed layer's stream hands them over; returns the facts and the bytes read.
 fn read(bytes: Vec<u8>, limits: &Limits) -> (Option<ElfFacts>, u64) {
     let mut reader = ForwardOnly::new(bytes);
+    let facts = elf::read_elf_with(&mut reader, limits).expect("readable ELF");
+    (facts, reader.bytes_read)
+}
+
+/// Reads `bytes` as a file on disk is read (skips are free, the reader may start over).
+fn read_random(bytes: Vec<u8>, limits: &Limits) -> (Option<ElfFacts>, u64) {
+    let mut reader = ForwardOnly::random_access(bytes);
     let facts = elf::read_elf_with(&mut reader, limits).expect("readable ELF");
     (facts, reader.bytes_read)
 }
@@ -50,8 +58,12 @@ fn host_libc_read_forwards_matches_readelf_in_every_mode() {
         return;
     }
     let bytes = std::fs::read(path).unwrap();
-    for limits in [LIMITS, FAR] {
-        let (facts, bytes_read) = read(bytes.clone(), &limits);
+    for (limits, random_access) in [(LIMITS, false), (FAR, false), (LIMITS, true), (FAR, true)] {
+        let (facts, bytes_read) = if random_access {
+            read_random(bytes.clone(), &limits)
+        } else {
+            read(bytes.clone(), &limits)
+        };
         let facts = facts.expect("libc is ELF");
         assert_matches_readelf(path, &facts);
         assert_eq!(facts.class, ElfClass::Elf64);
@@ -65,7 +77,9 @@ fn host_libc_read_forwards_matches_readelf_in_every_mode() {
             .interpreter
             .as_deref()
             .is_some_and(|i| i.contains("ld-linux")));
-        if limits == FAR {
+        // A stream shows the fatbin search every loaded byte (the layer's digest reads them anyway);
+        // a file on disk is asked for its section table and searched only where containers can be.
+        if limits == FAR && random_access {
             assert!(
                 bytes_read < bytes.len() as u64 / 2,
                 "far mode read {bytes_read} of {}",
@@ -202,6 +216,7 @@ fn nvidia_wheel_libraries_match_readelf() {
     };
     let dir = scratch("wheels");
     let mut checked = 0;
+    let mut with_gpu_code = 0;
     for wheel in entries
         .flatten()
         .map(|e| e.path())
@@ -220,17 +235,36 @@ fn nvidia_wheel_libraries_match_readelf() {
         .filter(|p| p.to_string_lossy().contains(".so"))
     {
         let bytes = std::fs::read(&lib).unwrap();
+        let mut gpu_code = Vec::new();
         for limits in [LIMITS, FAR] {
-            let facts = read(bytes.clone(), &limits)
-                .0
-                .expect("NVIDIA library is ELF");
-            assert_matches_readelf(&lib, &facts);
+            for random_access in [false, true] {
+                let (facts, _) = if random_access {
+                    read_random(bytes.clone(), &limits)
+                } else {
+                    read(bytes.clone(), &limits)
+                };
+                let facts = facts.expect("NVIDIA library is ELF");
+                assert_matches_readelf(&lib, &facts);
+                gpu_code.push(facts.gpu_code);
+            }
         }
+        // The stream's search of every loaded byte and the section-directed search find the same.
+        assert!(
+            gpu_code.windows(2).all(|pair| pair[0] == pair[1]),
+            "{}: {gpu_code:?}",
+            lib.display()
+        );
+        with_gpu_code += usize::from(gpu_code[0].is_some());
         checked += 1;
     }
     assert!(
         checked >= 2,
         "expected the cupti and cudart libraries, checked {checked}"
+    );
+    // CUPTI keeps its own kernels in `.rodata`, cuFile its in `.nv_fatbin`.
+    assert!(
+        with_gpu_code >= 2,
+        "expected GPU code in CUPTI and cuFile, found it in {with_gpu_code} libraries"
     );
 }
 
@@ -247,18 +281,20 @@ fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
     out
 }
 
-/// `libbig.so` (SONAME `libbig.so.3`) in `dir`, with a 16 MiB `.rodata` before its `.dynamic`, linked
-/// with `flags` besides.
+/// `libbig.so` (SONAME `libbig.so.3`) in `dir`, with 16 MiB of code (a table placed in `.text`, as
+/// a large CUDA library's code is) before its `.dynamic`, linked with `flags` besides.
 fn big_library(dir: &Path, flags: &[&str]) -> Vec<u8> {
-    let source = "const char big_table[16 << 20] = {1};\nint f(void) { return big_table[7]; }\n";
+    let source =
+        "__attribute__((section(\".text.big_table\"))) const char big_table[16 << 20] = {1};\n\
+                  int f(void) { return big_table[7]; }\n";
     let mut all = vec!["-shared", "-fPIC", "-Wl,-soname,libbig.so.3"];
     all.extend_from_slice(flags);
     image_elf_support::gcc_link_after(dir, "libbig.so", source, &all)
 }
 
-/// A library whose `.dynamic` lies 16 MiB in (a big `.rodata`), as in a large CUDA library: the
-/// default limits take the far path, keep the strings of the first segment only, and read a small
-/// part of the file.
+/// A library whose `.dynamic` lies 16 MiB in (a big `.text`), as in a large CUDA library: read from
+/// disk with the default limits, the reader takes the far path, keeps the strings of the first
+/// segment only, searches no code for GPU code, and reads a small part of the file.
 #[test]
 fn far_dynamic_section_read_with_default_limits_reads_little() {
     let dir = scratch("far");
@@ -267,7 +303,7 @@ fn far_dynamic_section_read_with_default_limits_reads_little() {
         &["-Wl,--disable-new-dtags", "-Wl,-rpath,$ORIGIN/../lib"],
     );
     let size = lib.len() as u64;
-    let (facts, bytes_read) = read(lib, &LIMITS);
+    let (facts, bytes_read) = read_random(lib, &LIMITS);
     let facts = facts.unwrap();
     assert_matches_readelf(&dir.join("libbig.so"), &facts);
     assert_eq!(facts.soname.as_deref(), Some("libbig.so.3"));

@@ -38,11 +38,11 @@ use std::collections::BTreeMap;
 use std::io::{self, Read};
 
 use object::elf;
-use object::read::elf::{Dyn, FileHeader, ProgramHeader};
+use object::read::elf::{Dyn, FileHeader, ProgramHeader, SectionHeader};
 use object::Endianness;
 
 use super::facts::{DynString, ElfClass, ElfFacts, ElfKind, FileBytes, UnreadString};
-use super::fatbin::Tap;
+use super::fatbin::{self, GpuCode, Tap};
 
 /// How much the reader may keep in memory for one file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -77,6 +77,10 @@ pub const LIMITS: Limits = Limits {
 
 /// Program headers beyond this many bytes are no real file (65535 × 56 would be 3.5 MiB).
 const MAX_PROGRAM_HEADER_BYTES: u64 = 1024 * 1024;
+/// Bounds of the section table and its names, read where the file is random access (GPU code): a
+/// larger one is searched by its loaded segments instead.
+const MAX_SECTION_HEADER_BYTES: u64 = 4 * 1024 * 1024;
+const MAX_SECTION_NAME_BYTES: u64 = 1024 * 1024;
 /// Note segments beyond this many bytes are not read for a build ID (one is 36 bytes).
 const MAX_NOTE_BYTES: u64 = 64 * 1024;
 /// Bytes between two segments that are alignment padding (notes align to 8 at most).
@@ -217,6 +221,18 @@ impl Forward<'_> {
         let mut bytes = vec![0; (end - offset) as usize];
         self.file.read_exact(&mut bytes).map_err(truncated)?;
         Ok(bytes)
+    }
+
+    /// `len` bytes at `offset`, going back to the start first where the reader is past it (only for
+    /// a random-access file, whose rewind costs nothing).
+    fn bytes_at_any(&mut self, offset: u64, len: u64) -> Result<Vec<u8>, ElfError> {
+        if offset < self.position() && !self.file.rewind()? {
+            return Err(malformed(format!(
+                "bytes at {offset} lie behind bytes already read (at {})",
+                self.position()
+            )));
+        }
+        self.bytes_at(offset, len)
     }
 
     /// The NUL-terminated string at `offset`, at most `max` bytes.
@@ -435,7 +451,10 @@ where
         return Ok(facts);
     }
     let segments = read_segments::<Elf>(reader, header, endian)?;
-    reader.file.watch(segments.loaded.clone());
+    let random_access = reader.file.random_access();
+    if !random_access {
+        reader.file.watch(segments.loaded.clone());
+    }
     read_header_segments::<Elf>(reader, endian, &segments, &mut facts)?;
     let has_interp = segments.interp.is_some();
     if let Some((offset, len)) = segments.dynamic {
@@ -458,8 +477,85 @@ where
         _ if has_interp && facts.soname.is_none() => ElfKind::Executable,
         _ => ElfKind::SharedObject,
     };
-    facts.gpu_code = reader.file.finish().map_err(truncated)?;
+    facts.gpu_code = if random_access {
+        read_gpu_code::<Elf>(reader, header, endian, segments.loaded)?
+    } else {
+        reader.file.finish().map_err(truncated)?
+    };
     Ok(facts)
+}
+
+/// The GPU code of a random-access file: the sections that may hold containers, or, where the
+/// section table is missing or does not parse, the loaded segments (what a stream's scan searches).
+fn read_gpu_code<Elf: FileHeader<Endian = Endianness>>(
+    reader: &mut Forward<'_>,
+    header: &Elf,
+    endian: Endianness,
+    loaded: Vec<(u64, u64)>,
+) -> Result<Option<GpuCode>, ElfError> {
+    let ranges = match container_sections::<Elf>(reader, header, endian) {
+        Ok(Some(ranges)) => ranges,
+        Ok(None) | Err(ElfError::Malformed(_)) => loaded,
+        Err(error) => return Err(error),
+    };
+    fatbin::scan_file(&mut reader.file, ranges).map_err(truncated)
+}
+
+/// `[start, end)` of each loaded, non-executable `SHT_PROGBITS` section that
+/// [`fatbin::may_hold_containers`]; `None` when the file has no section table this reader takes.
+fn container_sections<Elf: FileHeader<Endian = Endianness>>(
+    reader: &mut Forward<'_>,
+    header: &Elf,
+    endian: Endianness,
+) -> Result<Option<Vec<(u64, u64)>>, ElfError> {
+    let table_offset: u64 = header.e_shoff(endian).into();
+    let count = header.e_shnum(endian);
+    let entry_size = usize::from(header.e_shentsize(endian));
+    let names_index = usize::from(header.e_shstrndx(endian));
+    if table_offset == 0
+        || count == 0
+        || entry_size != std::mem::size_of::<Elf::SectionHeader>()
+        || names_index >= usize::from(count)
+    {
+        return Ok(None);
+    }
+    let table_size = entry_size as u64 * u64::from(count);
+    if table_size > MAX_SECTION_HEADER_BYTES {
+        return Ok(None);
+    }
+    let bytes = reader.bytes_at_any(table_offset, table_size)?;
+    let (sections, _) =
+        object::pod::slice_from_bytes::<Elf::SectionHeader>(&bytes, usize::from(count))
+            .map_err(|_| malformed("section headers"))?;
+    let names_header = &sections[names_index];
+    let names_size: u64 = names_header.sh_size(endian).into();
+    if names_size > MAX_SECTION_NAME_BYTES {
+        return Ok(None);
+    }
+    let names = reader.bytes_at_any(names_header.sh_offset(endian).into(), names_size)?;
+    let name_of = |section: &Elf::SectionHeader| -> &[u8] {
+        let start = section.sh_name(endian) as usize;
+        let rest = names.get(start..).unwrap_or_default();
+        &rest[..rest
+            .iter()
+            .position(|byte| *byte == 0)
+            .unwrap_or(rest.len())]
+    };
+    let mut ranges = Vec::new();
+    for section in sections {
+        let flags: u64 = section.sh_flags(endian).into();
+        if section.sh_type(endian) != elf::SHT_PROGBITS
+            || flags & u64::from(elf::SHF_ALLOC) == 0
+            || flags & u64::from(elf::SHF_EXECINSTR) != 0
+            || !fatbin::may_hold_containers(name_of(section))
+        {
+            continue;
+        }
+        let start: u64 = section.sh_offset(endian).into();
+        let size: u64 = section.sh_size(endian).into();
+        ranges.push((start, start.saturating_add(size)));
+    }
+    Ok(Some(ranges))
 }
 
 /// The segments that linkers put right after the program headers, PT_INTERP and the notes, read

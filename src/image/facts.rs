@@ -153,4 +153,9 @@ pub trait FileBytes: Read {
     fn rewind(&mut self) -> io::Result<bool> {
         Ok(false)
     }
+    /// Whether skipping and rewinding cost no reading (a file on disk, or a range of one): then a
+    /// second, targeted look at a few byte ranges is cheaper than watching every byte go past.
+    fn random_access(&self) -> bool {
+        false
+    }
 }

@@ -8,12 +8,22 @@
 //! nvcc puts fatbin containers back to back in `.nv_fatbin` (relocatable device code in
 //! `__nv_relfatbin`), in a loaded segment (read-only, or executable in older layouts); some libraries
 //! keep more elsewhere (cuFFT 12: one container in `.nv_fatbin`, 29,342 in its writable `.ldata`).
-//! The section table sits at the end of the file, so a forward-only reader cannot ask it where those
-//! are. Instead [`Tap`] wraps the file the ELF reader reads: once the program headers are known, every
-//! byte of a `PT_LOAD` segment that goes past (read by the ELF reader, or skipped by it) is shown to a [`Scanner`] that
-//! looks for the container magic at 8-byte aligned offsets. Inside a container it reads each entry's
-//! header and skips its payload (a seek where the source can seek, a decode-and-discard on a
-//! compressed layer, which the layer's digest pays for anyway). Memory stays at one entry header.
+//! CUPTI and `libcheckpoint` embed a few in `.rodata` and load them themselves. How the containers are
+//! found depends on what reading costs:
+//!
+//! - **A stream** (a member of a compressed layer): the section table sits at the end of the file,
+//!   where a forward-only reader cannot ask it anything in time. [`Tap`] wraps the file the ELF reader
+//!   reads: once the program headers are known, every byte of a `PT_LOAD` segment that goes past (read
+//!   by the ELF reader, or skipped by it, which on a stream decodes it anyway for the layer's digest)
+//!   is shown to a [`Scanner`].
+//! - **Random access** (a file of an unpacked root filesystem, a member of an uncompressed layer):
+//!   skipping costs nothing, so the ELF reader asks the section table, and only the sections a
+//!   container can lie in ([`may_hold_containers`]: loaded data, not code, not the linker's own
+//!   tables) are searched, with [`scan_file`]. A 1 GB `libtorch_cuda.so` is then its headers, its
+//!   `.rodata` and the entry headers of `.nv_fatbin`, not its 700 MB of `.text`.
+//!
+//! Either way the [`Scanner`] looks for the container magic at 8-byte aligned offsets; inside a
+//! container it reads each entry's header and skips its payload. Memory stays at one entry header.
 //!
 //! # The layouts (little-endian), as public descriptions give them
 //!
@@ -37,6 +47,8 @@
 use std::collections::BTreeMap;
 use std::io::{self, Read};
 
+use memchr::memmem;
+
 use serde::{Deserialize, Serialize};
 
 use super::facts::FileBytes;
@@ -57,7 +69,41 @@ const ALIGN: u64 = 8;
 /// Distinct (kind, architecture, compression, version) rows kept for one object.
 const MAX_ROWS: usize = 4096;
 /// Bytes read at a time while a segment is searched for containers.
-const CHUNK: usize = 64 * 1024;
+const CHUNK: usize = 256 * 1024;
+
+/// Loaded, non-executable sections that compilers and linkers fill with their own structures (unwind
+/// tables, pointers to relocate, the wrappers that point at `.nv_fatbin`), never with a container; a
+/// name ending in `.*` stands for every section it starts.
+const NOT_CONTAINERS: &[&str] = &[
+    ".interp",
+    ".eh_frame",
+    ".eh_frame_hdr",
+    ".gcc_except_table",
+    ".got",
+    ".got.plt",
+    ".init_array",
+    ".fini_array",
+    ".preinit_array",
+    ".ctors",
+    ".dtors",
+    ".tdata",
+    ".data.rel.ro",
+    ".data.rel.ro.*",
+    ".nvFatBinSegment",
+    ".stapsdt.base",
+];
+
+/// Whether a loaded, non-executable section (`SHT_PROGBITS`, `SHF_ALLOC`, not `SHF_EXECINSTR`: the
+/// caller checks those) of this name may hold fatbin containers: every one but [`NOT_CONTAINERS`], so
+/// that `.nv_fatbin`, `__nv_relfatbin`, cuFFT's `.ldata` and CUPTI's `.rodata` are all searched.
+pub fn may_hold_containers(name: &[u8]) -> bool {
+    !NOT_CONTAINERS
+        .iter()
+        .any(|pattern| match pattern.strip_suffix('*') {
+            Some(prefix) => name.starts_with(prefix.as_bytes()),
+            None => name == pattern.as_bytes(),
+        })
+}
 
 const KIND_PTX: u16 = 1;
 const KIND_ELF: u16 = 2;
@@ -398,16 +444,25 @@ impl Scanner {
                 continue;
             };
             let stop = range_end.min(end);
+            // Whole magics that start before `stop`, found by memmem, the first aligned one wins.
             let mut position = candidate;
+            let haystack_end = (stop + 3).min(end);
             while position < stop {
                 let index = (position - offset) as usize;
-                if position + 4 > end || bytes[index..index + 4] == magic {
-                    return Some(position);
+                let window = &bytes[index..(haystack_end - offset) as usize];
+                let Some(found) = memmem::find(window, &magic) else {
+                    break;
+                };
+                let at = position + found as u64;
+                if at % ALIGN == 0 {
+                    return Some(at);
                 }
-                position += ALIGN;
+                position = align_up(at + 1);
             }
             if stop == end {
-                return None;
+                // A magic may start in the last three bytes and go on in the next piece.
+                let tail = align_up(candidate.max(end.saturating_sub(3)));
+                return (tail < end).then_some(tail);
             }
             candidate = align_up(range_end);
         }
@@ -605,6 +660,29 @@ pub fn scan_bytes(bytes: &[u8], ranges: Vec<(u64, u64)>) -> Option<GpuCode> {
     scanner.finish()
 }
 
+/// Searches `ranges` of a file that can be read in any order (see [`FileBytes::random_access`]) for
+/// containers: from the start of the first range on, skipping what the scanner does not need. Rewinds
+/// first where the file is already past it; `None` when it cannot, or when there is no container.
+pub fn scan_file(file: &mut dyn FileBytes, ranges: Vec<(u64, u64)>) -> io::Result<Option<GpuCode>> {
+    let size = file.size();
+    let mut scanner = Scanner::new(ranges, size);
+    let Some((first, _)) = scanner.wanted(0, size) else {
+        return Ok(None);
+    };
+    if first < file.position() && !file.rewind()? {
+        return Ok(None);
+    }
+    let mut chunk = Vec::new();
+    while let Some((start, end)) = scanner.wanted(file.position(), size) {
+        file.skip_to(start)?;
+        let len = (end - start).min(CHUNK as u64) as usize;
+        chunk.resize(len, 0);
+        file.read_exact(&mut chunk)?;
+        scanner.feed(start, &chunk);
+    }
+    Ok(scanner.finish())
+}
+
 /// The file the ELF reader reads, with a [`Scanner`] looking over its shoulder once
 /// [`Tap::watch`] has named the ranges to scan: the bytes the reader reads are shown to the scanner,
 /// and a skip over bytes the scanner needs becomes a read of those bytes.
@@ -684,6 +762,10 @@ impl FileBytes for Tap<'_> {
         // A second pass reads strings, not GPU code: the scanner has seen what it will see.
         self.scanner = None;
         self.file.rewind()
+    }
+
+    fn random_access(&self) -> bool {
+        self.file.random_access()
     }
 }
 

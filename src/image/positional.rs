@@ -154,6 +154,9 @@ impl FileBytes for RangeBytes<'_> {
         self.0.position = 0;
         Ok(true)
     }
+    fn random_access(&self) -> bool {
+        true
+    }
 }
 
 /// `sha256:…` of `[start, start + len)` of `file`; fails when the file is shorter.

@@ -12,12 +12,17 @@ use std::sync::Arc;
 use cudalint::image::facts::{Captured, FileBytes, FsView, Node, NodeKind, ResolveError};
 use cudalint::image::probe;
 
-/// A file's bytes that can only be read forwards, as a compressed layer hands them over.
+/// A file's bytes that can only be read forwards, as a compressed layer hands them over (`new`), or
+/// as a file on disk is read (`random_access`): skips cost nothing and the reader may start over from
+/// the beginning, but still never seeks back otherwise.
 pub struct ForwardOnly {
     bytes: Vec<u8>,
     position: u64,
+    random_access: bool,
     /// Bytes handed out by `read` (skipped bytes excluded).
     pub bytes_read: u64,
+    /// Times the reader started over.
+    pub rewinds: u32,
 }
 
 impl ForwardOnly {
@@ -25,7 +30,16 @@ impl ForwardOnly {
         ForwardOnly {
             bytes,
             position: 0,
+            random_access: false,
             bytes_read: 0,
+            rewinds: 0,
+        }
+    }
+
+    pub fn random_access(bytes: Vec<u8>) -> Self {
+        ForwardOnly {
+            random_access: true,
+            ..ForwardOnly::new(bytes)
         }
     }
 }
@@ -54,6 +68,16 @@ impl FileBytes for ForwardOnly {
         }
         self.position = offset;
         Ok(())
+    }
+    fn rewind(&mut self) -> io::Result<bool> {
+        if self.random_access {
+            self.position = 0;
+            self.rewinds += 1;
+        }
+        Ok(self.random_access)
+    }
+    fn random_access(&self) -> bool {
+        self.random_access
     }
 }
 

@@ -120,4 +120,7 @@ impl FileBytes for SeekableFile {
         self.position = 0;
         Ok(true)
     }
+    fn random_access(&self) -> bool {
+        true
+    }
 }
