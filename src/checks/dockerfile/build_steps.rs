@@ -190,10 +190,13 @@ pub fn long_compile(
         }) || set_in(&compiles.force_env, &command.assignments).is_some()
             || set_in(&compiles.force_env, &stage_env).is_some();
         // A variable only CUDA extension builds read, on the command itself;
-        // in the stage's ENV it counts for a build that shows it builds a
-        // torch extension (`setup.py`, or a path with `--no-build-isolation`).
+        // in the stage's ENV, one naming the GPU code to build counts for a
+        // build that shows it builds a torch extension (`setup.py`, or a
+        // path with `--no-build-isolation`). A parallelism setting there
+        // (`MAX_JOBS`) says nothing about this build.
         let on_command = set_in(&compiles.compile_env, &command.assignments);
-        let in_stage = set_in(&compiles.compile_env, &stage_env).filter(|_| build.extension_build);
+        let in_stage =
+            set_in(&compiles.stage_compile_env, &stage_env).filter(|_| build.extension_build);
         let compile_var = on_command.clone().or(in_stage);
         // The directory matters only for a build of a path (`pip install .`).
         let built = [
