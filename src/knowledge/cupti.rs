@@ -211,6 +211,9 @@ pub struct BuildParts {
     /// Build switches that make the build link `libcupti.so` instead of
     /// `libcupti_static.a` when set to a true value.
     pub shared_switches: Vec<String>,
+    /// Checkout names of other projects (torchvision's `vision`): a build
+    /// there is not a PyTorch build, whatever switches it is given.
+    pub not_torch: Vec<String>,
     pub packages: Vec<PartsPackage>,
     pub source: String,
 }

@@ -105,21 +105,26 @@ fn profiling_build(
     let disabled = settings
         .iter()
         .any(|(k, v)| cupti.source_builds.disables(k, v));
-    (torch_checkout(build) || switched) && !disabled
+    let name = checkout_name(build);
+    let other = cupti
+        .build_parts
+        .not_torch
+        .iter()
+        .any(|n| n.eq_ignore_ascii_case(&name));
+    (name.eq_ignore_ascii_case(TORCH_CHECKOUT) || (switched && !other)) && !disabled
 }
 
-/// The build is of a pytorch checkout: the directory or repository it
-/// builds is named `pytorch` (`/opt/pytorch`, `github.com/pytorch/pytorch`,
-/// not `github.com/pytorch/vision`).
-fn torch_checkout(build: &SourceBuild<'_>) -> bool {
+/// The name of the checkout a build builds: the last component of its
+/// path or URL, or of its directory for `.` (`/opt/pytorch`,
+/// `github.com/pytorch/vision.git@v0.20.1` → `vision`).
+fn checkout_name(build: &SourceBuild<'_>) -> String {
     let built = match build.target.trim_end_matches('/') {
         "" | "." => build.cwd.as_deref().unwrap_or(""),
         target => target,
     };
     let last = built.trim_end_matches('/').rsplit('/').next().unwrap_or("");
     let name = last.split(['@', '#']).next().unwrap_or("");
-    name.trim_end_matches(".git")
-        .eq_ignore_ascii_case(TORCH_CHECKOUT)
+    name.trim_end_matches(".git").to_string()
 }
 
 /// The CUPTI parts the stage holds when `build` runs, and where they come
