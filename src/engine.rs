@@ -263,7 +263,12 @@ impl Engine {
                             .with_help("BuildKit rejects this instruction; the rest of the file is still checked"),
                     );
                 }
-                let model = crate::dockerfile::build_model(&dockerfile, &self.options.build);
+                let knowledge = &self.options.knowledge;
+                let model = crate::dockerfile::build_model_with(
+                    &dockerfile,
+                    &self.options.build,
+                    &|image| knowledge.images.image_env(image),
+                );
                 let ctx = DockerfileContext {
                     source,
                     dockerfile: &dockerfile,

@@ -461,3 +461,39 @@ fn bad_user_files_are_located() {
         "{err}"
     );
 }
+
+#[test]
+fn the_env_a_base_image_sets_for_run_scripts() {
+    let k = Knowledge::embedded().expect("embedded knowledge loads");
+    let env = |registry, repository, tag| k.images.image_env(&image(registry, repository, tag));
+    let cuda_version = |pairs: Vec<(String, String)>| {
+        pairs
+            .into_iter()
+            .find(|(key, _)| key == "CUDA_VERSION")
+            .map(|(_, v)| v)
+    };
+    assert_eq!(
+        cuda_version(env(None, "nvidia/cuda", Some("13.0.0-devel-rockylinux8"))).as_deref(),
+        Some("13.0.0")
+    );
+    assert_eq!(
+        cuda_version(env(
+            Some("nvcr.io"),
+            "nvidia/cuda",
+            Some("12.4.1-runtime-ubuntu22.04")
+        ))
+        .as_deref(),
+        Some("12.4.1")
+    );
+    // No version in the tag, or not an NVIDIA CUDA image: nothing known.
+    assert_eq!(cuda_version(env(None, "nvidia/cuda", Some("latest"))), None);
+    assert_eq!(cuda_version(env(None, "ubuntu", Some("22.04"))), None);
+    // A parent_env family keeps its own ENV.
+    assert!(env(
+        Some("registry.access.redhat.com"),
+        "ubi9/python-311",
+        Some("latest")
+    )
+    .iter()
+    .any(|(k, v)| k == "PIP_NO_CACHE_DIR" && v == "off"));
+}

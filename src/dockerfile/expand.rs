@@ -1,7 +1,10 @@
 //! ARG/ENV expansion with BuildKit's shell-lexer semantics
 //! (`frontend/dockerfile/shell/lex.go`): `$VAR`, `${VAR}`, `${VAR:-d}`,
 //! `${VAR-d}`, `${VAR:+x}`, `${VAR+x}`, `${VAR:?msg}`, `${VAR#pat}`,
-//! `${VAR%pat}` (and the greedy `##`/`%%`), quotes and escapes.
+//! `${VAR%pat}` (and the greedy `##`/`%%`), quotes and escapes. In shell
+//! text (RUN scripts, through [`expand_dollar_at`]) bash's substring
+//! `${VAR:offset}` / `${VAR:offset:length}` is evaluated too; BuildKit's own
+//! lexer does not take it, so Dockerfile words keep it as written.
 //!
 //! One deliberate difference: a linter does not know everything a build
 //! knows (build args passed later, the base image's environment), so a
@@ -164,6 +167,7 @@ pub(crate) fn expand_dollar_at(
     escape: char,
 ) -> DollarExpansion {
     let mut lexer = Lexer::new(vars, escape);
+    lexer.shell = true;
     let mut pos = start;
     match lexer.dollar(text, &mut pos, 0) {
         Ok(value) if !lexer.unresolved && lexer.error.is_none() => DollarExpansion {
@@ -197,6 +201,8 @@ struct Lexer<'a> {
     unset: Vec<String>,
     unresolved: bool,
     error: Option<String>,
+    /// Expanding shell text: bash's substring form is understood.
+    shell: bool,
 }
 
 type Step<T> = Result<T, ()>;
@@ -210,6 +216,7 @@ impl<'a> Lexer<'a> {
             unset: Vec::new(),
             unresolved: false,
             error: None,
+            shell: false,
         }
     }
 
@@ -424,6 +431,10 @@ impl<'a> Lexer<'a> {
         } else {
             (false, op)
         };
+        if self.shell && null_is_unset && !matches!(op, '-' | '+' | '?' | '=') {
+            *pos -= op.len_utf8();
+            return self.substring(text, start, pos, &name, depth);
+        }
         if !matches!(op, '-' | '+' | '?' | '#' | '%') || (null_is_unset && matches!(op, '#' | '%'))
         {
             // `${X/a/b}` and friends: BuildKit supports some; we do not
@@ -486,6 +497,43 @@ impl<'a> Lexer<'a> {
         })
     }
 
+    /// Bash's `${NAME:offset}` / `${NAME:offset:length}`, `pos` just past
+    /// the `:`. Offsets and lengths are plain integers here (bash reads
+    /// arithmetic; anything else stays unresolved); a negative offset counts
+    /// from the end (`${V: -2}`), a negative length is an end counted from
+    /// the end.
+    fn substring(
+        &mut self,
+        text: &str,
+        start: usize,
+        pos: &mut usize,
+        name: &str,
+        depth: usize,
+    ) -> Step<String> {
+        let outer_unresolved = self.unresolved;
+        self.unresolved = false;
+        let spec = self.process_until(text, pos, Some('}'), true, depth + 1)?;
+        let spec_unresolved = self.unresolved;
+        self.unresolved = outer_unresolved;
+        let raw = text.get(start..*pos).unwrap_or("").to_string();
+        let value = if is_shell_param(name) {
+            None
+        } else {
+            self.lookup(name)
+        };
+        let (Some(VarValue::Known(value)), false) = (value, spec_unresolved) else {
+            self.unresolved = true;
+            return Ok(raw);
+        };
+        match substring_of(value, &spec) {
+            Some(part) => Ok(part),
+            None => {
+                self.unresolved = true;
+                Ok(raw)
+            }
+        }
+    }
+
     /// `$NAME` / `${NAME}`.
     fn plain(&mut self, name: &str, raw: &str) -> String {
         if is_shell_param(name) {
@@ -508,6 +556,33 @@ impl<'a> Lexer<'a> {
         self.unresolved = outer;
         Ok(())
     }
+}
+
+/// Bash's substring of `value` for the `offset[:length]` text `spec`, in
+/// characters; `None` when `spec` is not two integers or bash would fail
+/// (an end before the start).
+fn substring_of(value: &str, spec: &str) -> Option<String> {
+    let number = |s: &str| s.trim().parse::<i64>().ok();
+    let (offset, length) = match spec.split_once(':') {
+        Some((offset, length)) => (number(offset)?, Some(number(length)?)),
+        None => (number(spec)?, None),
+    };
+    let chars: Vec<char> = value.chars().collect();
+    let len = i64::try_from(chars.len()).ok()?;
+    let begin = if offset < 0 { len + offset } else { offset };
+    if begin < 0 || begin > len {
+        return Some(String::new());
+    }
+    let end = match length {
+        None => len,
+        Some(l) if l < 0 => len + l,
+        Some(l) => begin.saturating_add(l).min(len),
+    };
+    if end < begin {
+        return None;
+    }
+    let (begin, end) = (usize::try_from(begin).ok()?, usize::try_from(end).ok()?);
+    Some(chars.get(begin..end)?.iter().collect())
 }
 
 /// Positional and special parameters belong to the shell, not to ARG/ENV.
@@ -728,6 +803,32 @@ mod tests {
         assert_eq!(ex("${P#/usr/}", &vars).text, "local/cuda/bin");
         assert_eq!(ex("${P%/b?n}", &vars).text, "/usr/local/cuda");
         assert_eq!(ex("${V%x}", &vars).text, "12.4.1");
+    }
+
+    #[test]
+    fn substrings_in_shell_text() {
+        let vars = scope(&[("V", Some("13.3.0")), ("T", None), ("I", Some("1"))]);
+        let sh = |text: &str| expand_dollar_at(text, 0, &vars, '\\').value;
+        assert_eq!(sh("${V:0:2}").as_deref(), Some("13"));
+        assert_eq!(sh("${V:3}").as_deref(), Some("3.0"));
+        assert_eq!(sh("${V: -3}").as_deref(), Some("3.0"));
+        assert_eq!(sh("${V: -3:1}").as_deref(), Some("3"));
+        assert_eq!(sh("${V:1:-2}").as_deref(), Some("3.3"));
+        assert_eq!(sh("${V:0:100}").as_deref(), Some("13.3.0"));
+        assert_eq!(sh("${V:10}").as_deref(), Some(""));
+        assert_eq!(sh("${V: -10}").as_deref(), Some(""));
+        assert_eq!(sh("${V:$I:2}").as_deref(), Some("3."));
+        // `${V:-2}` is a default, not a substring.
+        assert_eq!(sh("${V:-2}").as_deref(), Some("13.3.0"));
+        // Unknown values, arithmetic and an end before the start stay undecided.
+        assert_eq!(sh("${T:0:2}"), None);
+        assert_eq!(sh("${NOPE:0:2}"), None);
+        assert_eq!(sh("${V:I+1}"), None);
+        assert_eq!(sh("${V:4:-4}"), None);
+        // BuildKit's lexer has no substring form: Dockerfile words keep it.
+        let e = ex("${V:0:2}", &vars);
+        assert!(e.unresolved);
+        assert_eq!(e.text, "${V:0:2}");
     }
 
     #[test]

@@ -22,4 +22,4 @@ mod words;
 
 pub use dump::dump;
 pub use parser::{parse, parse_bytes, parse_syntax, parse_syntax_bytes};
-pub use stages::build_model;
+pub use stages::{build_model, build_model_with, ImageEnv};

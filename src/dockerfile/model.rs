@@ -87,6 +87,10 @@ pub struct Stage {
     /// `--build-arg` overrides, defaults and global ARGs (None: no value).
     /// Order of first declaration; ARGs are not inherited from parents.
     pub args: Vec<(String, Option<String>)>,
+    /// ENV the root image sets in its own Dockerfile, as the caller of
+    /// [`crate::dockerfile::build_model_with`] knows it. RUN scripts see it
+    /// below the stage's ENV; it is not part of [`Stage::env`].
+    pub image_env: Vec<(String, String)>,
     /// RUN instructions of the stage, in order.
     pub runs: Vec<RunStep>,
 }

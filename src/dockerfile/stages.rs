@@ -122,8 +122,22 @@ fn env_cost(env: &[(String, String)]) -> usize {
         .fold(0, usize::saturating_add)
 }
 
+/// The ENV a base image sets in its own Dockerfile, where something knows
+/// it (the images knowledge does; the model alone does not).
+pub type ImageEnv<'a> = &'a dyn Fn(&ImageRef) -> Vec<(String, String)>;
+
 /// Model the stages of `dockerfile` for a build with `options`.
 pub fn build_model(dockerfile: &Dockerfile, options: &BuildOptions) -> BuildModel {
+    build_model_with(dockerfile, options, &|_| Vec::new())
+}
+
+/// [`build_model`], with the ENV of known base images visible to RUN
+/// scripts (`RUN if [ "${CUDA_VERSION:0:2}" = 12 ]` on `nvidia/cuda`).
+pub fn build_model_with(
+    dockerfile: &Dockerfile,
+    options: &BuildOptions,
+    image_env: ImageEnv<'_>,
+) -> BuildModel {
     let escape = dockerfile.escape;
     let mut budget = Budget::new();
     let build_arg = |name: &str| -> Option<&str> {
@@ -223,6 +237,7 @@ pub fn build_model(dockerfile: &Dockerfile, options: &BuildOptions) -> BuildMode
             names: &names,
             name_index: &name_index,
             stage_count: from_indexes.len(),
+            image_env,
         };
         let stage = context.stage(index, from_at..end, from, &stages, &mut budget);
         stages.push(stage);
@@ -257,6 +272,7 @@ struct StageContext<'a> {
     /// Lower-cased stage name to the first stage of that name.
     name_index: &'a HashMap<&'a str, usize>,
     stage_count: usize,
+    image_env: ImageEnv<'a>,
 }
 
 impl StageContext<'_> {
@@ -346,6 +362,17 @@ impl StageContext<'_> {
                 }
             }
         }
+        // The base image's own ENV, below the stage's: RUN sees it (ENV
+        // shadows an ARG of the same name, the image's included).
+        let image_env = match &base {
+            BaseImage::Image(image) => (self.image_env)(image),
+            BaseImage::Stage(parent) => earlier
+                .get(*parent)
+                .map(|p| p.image_env.clone())
+                .unwrap_or_default(),
+            _ => Vec::new(),
+        };
+        let image_scope = scope_of(&image_env);
         let mut args = VarScope::new();
         let mut runs = Vec::new();
         let instruction_list = self
@@ -386,7 +413,8 @@ impl StageContext<'_> {
                             dependencies.push(self.mount_dependency(from, mount.span, at));
                         }
                     }
-                    let vars = Layered(&env, &args);
+                    let below = Layered(&image_scope, &args);
+                    let vars = Layered(&env, &below);
                     runs.push(self.run_step(instruction, at, &budget.charge(&vars)));
                 }
                 _ => {}
@@ -415,6 +443,7 @@ impl StageContext<'_> {
                 .map(|(k, v)| (k.clone(), v.clone().unwrap_or_default()))
                 .collect(),
             args: args.entries().to_vec(),
+            image_env,
             runs,
         }
     }

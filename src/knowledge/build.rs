@@ -72,6 +72,7 @@ pub struct DependencyInstalls {
 pub struct Compiles {
     pub projects: Vec<String>,
     pub compile_env: Vec<String>,
+    pub stage_compile_env: Vec<String>,
     pub force_env: Vec<String>,
     pub no_compile_env: Vec<String>,
     pub force_build_options: Vec<String>,

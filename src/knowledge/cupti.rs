@@ -32,6 +32,8 @@ pub struct CuptiKnowledge {
     #[serde(default)]
     pub source_builds: SourceBuilds,
     #[serde(default)]
+    pub build_parts: BuildParts,
+    #[serde(default)]
     pub copies: PatternSet,
     #[serde(default)]
     pub removals: PatternSet,
@@ -198,6 +200,89 @@ impl TorchFacts {
         self.cpu_markers
             .iter()
             .any(|marker| text.contains(marker.as_str()))
+    }
+}
+
+/// Which parts of CUPTI a source build looks for, and which packages hold
+/// them (CU112).
+#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct BuildParts {
+    /// Build switches that make the build link `libcupti.so` instead of
+    /// `libcupti_static.a` when set to a true value.
+    pub shared_switches: Vec<String>,
+    /// Checkout names of other projects (torchvision's `vision`): a build
+    /// there is not a PyTorch build, whatever switches it is given.
+    pub not_torch: Vec<String>,
+    pub packages: Vec<PartsPackage>,
+    pub source: String,
+}
+
+/// The CUPTI parts one package (or family of packages) installs.
+#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields)]
+pub struct PartsPackage {
+    pub manager: Manager,
+    pub names: Vec<String>,
+    /// `cupti.h` and the other headers.
+    pub headers: bool,
+    /// The link name `libcupti.so` (not only `libcupti.so.<N>`).
+    pub shared: bool,
+    /// `libcupti_static.a`.
+    pub static_lib: bool,
+    pub source: String,
+}
+
+/// CUPTI's parts a build can find: headers, the shared link name, the
+/// static archive.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CuptiParts {
+    pub headers: bool,
+    pub shared: bool,
+    pub static_lib: bool,
+}
+
+impl CuptiParts {
+    pub const ALL: CuptiParts = CuptiParts {
+        headers: true,
+        shared: true,
+        static_lib: true,
+    };
+
+    pub fn add(&mut self, other: CuptiParts) {
+        self.headers |= other.headers;
+        self.shared |= other.shared;
+        self.static_lib |= other.static_lib;
+    }
+}
+
+impl BuildParts {
+    /// The parts installing `name` with `manager` brings, if the data
+    /// knows the package.
+    pub fn parts_of(&self, manager: Manager, name: &str) -> Option<(CuptiParts, &PartsPackage)> {
+        let name = normalize_name(manager, name);
+        self.packages
+            .iter()
+            .find(|p| {
+                p.manager == manager
+                    && p.names
+                        .iter()
+                        .any(|pattern| glob_match(&normalize_name(manager, pattern), &name))
+            })
+            .map(|p| {
+                (
+                    CuptiParts {
+                        headers: p.headers,
+                        shared: p.shared,
+                        static_lib: p.static_lib,
+                    },
+                    p,
+                )
+            })
+    }
+
+    pub fn is_shared_switch(&self, name: &str) -> bool {
+        self.shared_switches.iter().any(|s| s == name)
     }
 }
 
@@ -572,7 +657,15 @@ impl CuptiKnowledge {
         for m in &self.hygiene.managers {
             check(format!("hygiene.managers ({})", m.name), &m.source);
         }
-        let tables: [(&str, bool, &str); 8] = [
+        for p in &self.build_parts.packages {
+            check(format!("build_parts.packages ({:?})", p.names), &p.source);
+        }
+        let tables: [(&str, bool, &str); 9] = [
+            (
+                "build_parts",
+                self.build_parts == BuildParts::default(),
+                &self.build_parts.source,
+            ),
             (
                 "torch",
                 self.torch == TorchFacts::default(),
@@ -654,6 +747,7 @@ impl CuptiKnowledge {
         merge_keyed(&mut self.target_arch, other.target_arch, |a| a.dir.clone());
         replace_if_set(&mut self.torch, other.torch);
         replace_if_set(&mut self.source_builds, other.source_builds);
+        replace_if_set(&mut self.build_parts, other.build_parts);
         replace_if_set(&mut self.copies, other.copies);
         replace_if_set(&mut self.removals, other.removals);
         replace_if_set(&mut self.library_path, other.library_path);

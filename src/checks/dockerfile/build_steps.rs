@@ -190,10 +190,13 @@ pub fn long_compile(
         }) || set_in(&compiles.force_env, &command.assignments).is_some()
             || set_in(&compiles.force_env, &stage_env).is_some();
         // A variable only CUDA extension builds read, on the command itself;
-        // in the stage's ENV it counts for a build that shows it builds a
-        // torch extension (`setup.py`, or a path with `--no-build-isolation`).
+        // in the stage's ENV, one naming the GPU code to build counts for a
+        // build that shows it builds a torch extension (`setup.py`, or a
+        // path with `--no-build-isolation`). A parallelism setting there
+        // (`MAX_JOBS`) says nothing about this build.
         let on_command = set_in(&compiles.compile_env, &command.assignments);
-        let in_stage = set_in(&compiles.compile_env, &stage_env).filter(|_| build.extension_build);
+        let in_stage =
+            set_in(&compiles.stage_compile_env, &stage_env).filter(|_| build.extension_build);
         let compile_var = on_command.clone().or(in_stage);
         // The directory matters only for a build of a path (`pip install .`).
         let built = [
@@ -231,6 +234,54 @@ pub fn long_compile(
         });
     }
     None
+}
+
+/// A build from source that one command of a RUN runs.
+pub struct SourceBuild<'s> {
+    /// Position of the command in the step's commands.
+    pub position: usize,
+    pub command: &'s ShellCommand,
+    /// What it builds: a path, URL or `.`.
+    pub target: String,
+    /// The directory it runs in (`cd`, `WORKDIR`), where known.
+    pub cwd: Option<String>,
+}
+
+/// The builds from source (`pip install` of a path or URL, `pip wheel`,
+/// `setup.py install|develop|bdist_wheel|build_ext|build`, `python -m
+/// build`) that `step` (instruction `step.instruction` of `stage`) runs, in
+/// order; commands the build skips are left out.
+pub fn source_builds<'s>(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    step: &'s RunStep,
+) -> Vec<SourceBuild<'s>> {
+    let mut out = Vec::new();
+    let mut cwd = workdir_before(ctx, stage, step.instruction);
+    for (position, command) in step.commands.iter().enumerate() {
+        let words = program_words(command);
+        let Some(program) = words.first() else {
+            continue;
+        };
+        if basename(&program.text) == "cd" {
+            if let Some(dir) = words.get(1) {
+                cwd = Some(dir.text.clone());
+            }
+            continue;
+        }
+        if command.reach == Reach::Skipped {
+            continue;
+        }
+        if let Some((target, true, _)) = build_target(words) {
+            out.push(SourceBuild {
+                position,
+                command,
+                target,
+                cwd: cwd.clone(),
+            });
+        }
+    }
+    out
 }
 
 /// What a build command builds.
@@ -416,7 +467,11 @@ pub fn compile_cached(
 /// ENV keys and values the stage sets before instruction `index` (its own
 /// and its parents' as the model resolved them at the end are not enough:
 /// an ENV after the RUN does not reach it).
-fn env_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) -> Vec<(String, String)> {
+pub fn env_before(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    index: usize,
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut chain = vec![stage];
     let mut current = stage;

@@ -18,6 +18,7 @@ pub mod cu108_compile_without_cache_mount;
 pub mod cu109_cuda_compile_without_toolkit;
 pub mod cu110_cupti_missing;
 pub mod cu111_cupti_library_path_wrong;
+pub mod cu112_cupti_headers_without_library;
 pub mod cu113_distro_cuda_on_cuda_image;
 pub mod cu120_wheel_cuda_mismatch;
 pub mod cu121_driver_too_old_for_image;
@@ -61,6 +62,7 @@ pub static RULES: &[&dyn DockerfileRule] = &[
     &cu109_cuda_compile_without_toolkit::CudaCompileWithoutToolkit,
     &cu110_cupti_missing::CuptiMissing,
     &cu111_cupti_library_path_wrong::CuptiLibraryPathWrong,
+    &cu112_cupti_headers_without_library::CuptiHeadersWithoutLibrary,
     &cu113_distro_cuda_on_cuda_image::DistroCudaOnCudaImage,
     &cu120_wheel_cuda_mismatch::WheelCudaMismatch,
     &cu121_driver_too_old_for_image::DriverTooOldForImage,

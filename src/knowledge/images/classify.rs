@@ -75,6 +75,29 @@ impl ImageKnowledge {
         })
     }
 
+    /// The ENV `image`'s own Dockerfile sets, as far as the knowledge knows
+    /// it: its family's [`Self::parent_env`], and `CUDA_VERSION` of an
+    /// nvidia/cuda tag.
+    pub fn image_env(&self, image: &ImageRef) -> Vec<(String, String)> {
+        let mut env: Vec<(String, String)> = self
+            .parent_env(image)
+            .flat_map(|known| known.env.iter().cloned())
+            .collect();
+        let canonical = self.canonicalize(image);
+        if let Some(name) = &self.nvidia_cuda_version_env {
+            let version = canonical
+                .tag
+                .as_deref()
+                .filter(|_| self.is_nvidia_cuda(&canonical.repository))
+                .and_then(|t| parse_cuda_tag(t).ok())
+                .map(|t| t.version);
+            if let Some(version) = version {
+                env.push((name.clone(), version.to_string()));
+            }
+        }
+        env
+    }
+
     /// Facts about `image`, or `None` when it is not a known CUDA base.
     pub fn classify(&self, image: &ImageRef) -> Option<BaseImageFacts> {
         let canonical = self.canonicalize(image);

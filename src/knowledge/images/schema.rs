@@ -136,6 +136,16 @@ pub struct NvidiaCudaToml {
     pub source: Option<String>,
     #[serde(default)]
     pub releases: Vec<ReleaseToml>,
+    #[serde(default)]
+    pub version_env: Option<VersionEnvToml>,
+}
+
+/// The ENV in which NVIDIA's images carry the toolkit version of their tag.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VersionEnvToml {
+    pub name: String,
+    pub source: String,
 }
 
 #[derive(Clone, Debug, Deserialize)]

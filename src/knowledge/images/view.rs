@@ -285,6 +285,9 @@ pub struct ImageKnowledge {
     /// Repositories (registry-qualified unless Docker Hub) with nvidia/cuda's tags.
     pub nvidia_cuda_repositories: Vec<String>,
     pub nvidia_cuda_source: String,
+    /// The ENV (`CUDA_VERSION`) nvidia/cuda images set to their tag's
+    /// toolkit version.
+    pub nvidia_cuda_version_env: Option<String>,
     /// Newest first.
     pub releases: Vec<CudaRelease>,
     pub families: Vec<Family>,
@@ -353,6 +356,11 @@ impl ImageKnowledge {
             })
             .unwrap_or_default();
         let mut releases = Vec::new();
+        let version_env = raw
+            .nvidia_cuda
+            .as_ref()
+            .and_then(|c| c.version_env.as_ref())
+            .map(|v| v.name.clone());
         let (nvidia_cuda_repositories, nvidia_cuda_source) = match raw.nvidia_cuda {
             Some(cuda) => {
                 for r in cuda.releases {
@@ -436,6 +444,7 @@ impl ImageKnowledge {
                 .collect(),
             nvidia_cuda_repositories,
             nvidia_cuda_source,
+            nvidia_cuda_version_env: version_env,
             releases,
             families,
             parent_env: raw
@@ -484,6 +493,9 @@ impl ImageKnowledge {
         }
         if !other.nvidia_cuda_source.is_empty() {
             self.nvidia_cuda_source = other.nvidia_cuda_source;
+        }
+        if other.nvidia_cuda_version_env.is_some() {
+            self.nvidia_cuda_version_env = other.nvidia_cuda_version_env;
         }
         for repo in other.nvidia_cuda_repositories {
             if !self.nvidia_cuda_repositories.contains(&repo) {
