@@ -1,6 +1,6 @@
 //! What a Dockerfile finding predicts the built image will hold, in a form the image side can check
 //! (`cudalint build`, `cudalint image --dockerfile`): the rules that reason about what pip or apt
-//! will install (CU113, CU120, CU127) attach one to their finding; `image::confirm` reads the built
+//! will install (CU113, CU120, CU127, CU128) attach one to their finding; `image::confirm` reads the built
 //! image and says whether it holds what was predicted. Rules decide, the image side checks, and
 //! neither words the other's part.
 
@@ -18,4 +18,7 @@ pub enum Prediction {
     /// The distribution's own CUDA libraries (`libcupti-dev`, `nvidia-cuda-toolkit`…) land in the
     /// loader's default directories next to NVIDIA's (CU113).
     DistroCudaLibraries { packages: Vec<String> },
+    /// apt installs `package`, an NVIDIA package built once per CUDA release, as a build for CUDA
+    /// major `cuda_major`, which is not the image's (CU128).
+    AptCudaBuild { package: String, cuda_major: u32 },
 }

@@ -1,8 +1,8 @@
 //! `cudalint image --dockerfile`: the Dockerfile findings that predict what pip installs (CU120
 //! here) are confirmed or cleared by what the image holds, and say which. Each image is a root
 //! filesystem the test writes (`rootfs:` source): torch's `version.py` and dist-info as a torch
-//! wheel installs them, so the same Dockerfile meets an image that holds the predicted build, one
-//! that holds another, and one without torch.
+//! wheel installs them, or dpkg's status file as dpkg writes it (CU128), so the same Dockerfile
+//! meets an image that holds the predicted build, one that holds another, and one without it.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,6 +46,11 @@ fn rootfs(name: &str, torch: Option<(&str, &str)>) -> PathBuf {
 
 /// The CU120 findings of `cudalint image --dockerfile DOCKERFILE rootfs:DIR`, as JSON.
 fn cu120(dir: &Path) -> Vec<Value> {
+    findings(DOCKERFILE, dir, "CU120")
+}
+
+/// The `code` findings of `cudalint image --dockerfile dockerfile rootfs:DIR`, as JSON.
+fn findings(dockerfile: &str, dir: &Path, code: &str) -> Vec<Value> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let output = Command::new(env!("CARGO_BIN_EXE_cudalint"))
         .current_dir(root)
@@ -57,7 +62,7 @@ fn cu120(dir: &Path) -> Vec<Value> {
             "--format",
             "json",
             "--dockerfile",
-            DOCKERFILE,
+            dockerfile,
         ])
         .arg(format!("rootfs:{}", dir.display()))
         .output()
@@ -73,7 +78,7 @@ fn cu120(dir: &Path) -> Vec<Value> {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|finding| finding["code"] == "CU120")
+        .filter(|finding| finding["code"] == code)
         .cloned()
         .collect()
 }
@@ -118,5 +123,66 @@ fn the_image_clears_a_prediction_it_contradicts() {
 fn an_image_without_the_package_says_nothing_about_it() {
     let dir = rootfs("silent", None);
     assert_eq!(cu120(&dir), Vec::<Value>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The CU128 fixture: `--allow-change-held-packages` lets apt take the newest NCCL, a CUDA 13 build,
+/// on a CUDA 12.4 image.
+const NCCL_DOCKERFILE: &str = "fixtures/dockerfile/CU128/fail_nccl_allow_held_on_cuda12.Dockerfile";
+
+/// A root filesystem whose dpkg status lists NCCL at `version` (stanzas as dpkg writes them; the
+/// fields other than Package, Status and Version are dropped when the image is read).
+fn dpkg_rootfs(name: &str, version: &str) -> PathBuf {
+    let dir = rootfs(name, None);
+    std::fs::create_dir_all(dir.join("var/lib/dpkg")).unwrap();
+    let stanza = |package: &str, status: &str, description: &str| {
+        format!(
+            "Package: {package}\nStatus: {status}\nPriority: optional\nSection: libdevel\nInstalled-Size: 245760\nMaintainer: cudatools <cudatools@nvidia.com>\nArchitecture: amd64\nSource: nccl\nVersion: {version}\nDescription: {description}\n NCCL (pronounced \"Nickel\") is a stand-alone library of standard collective\n communication routines for GPUs.\nHomepage: https://developer.nvidia.com/nccl\n"
+        )
+    };
+    let status = [
+        "Package: libc6\nStatus: install ok installed\nVersion: 2.35-0ubuntu3.8\n".to_string(),
+        stanza(
+            "libnccl2",
+            "hold ok installed",
+            "NVIDIA Collective Communication Library (NCCL) Runtime",
+        ),
+        stanza(
+            "libnccl-dev",
+            "hold ok installed",
+            "NVIDIA Collective Communication Library (NCCL) Development Files",
+        ),
+    ]
+    .join("\n");
+    std::fs::write(dir.join("var/lib/dpkg/status"), status).unwrap();
+    dir
+}
+
+#[test]
+fn dpkg_status_confirms_or_clears_the_apt_build() {
+    let dir = dpkg_rootfs("nccl13", "2.27.7-1+cuda13.0");
+    let confirmed = findings(NCCL_DOCKERFILE, &dir, "CU128");
+    assert_eq!(confirmed.len(), 2, "{confirmed:#?}");
+    for finding in &confirmed {
+        assert_eq!(finding["severity"], "warning");
+        assert!(
+            first_note(finding).starts_with("confirmed by the image rootfs:")
+                && first_note(finding).ends_with(" 2.27.7-1+cuda13.0 (the CUDA 13.0 build)"),
+            "{finding:#}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    let dir = dpkg_rootfs("nccl12", "2.21.5-1+cuda12.4");
+    let cleared = findings(NCCL_DOCKERFILE, &dir, "CU128");
+    assert_eq!(cleared.len(), 2, "{cleared:#?}");
+    for finding in &cleared {
+        assert_eq!(finding["severity"], "info");
+        assert!(
+            first_note(finding).contains(": it holds libnccl")
+                && first_note(finding).ends_with(" 2.21.5-1+cuda12.4 (the CUDA 12.4 build)"),
+            "{finding:#}"
+        );
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

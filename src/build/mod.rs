@@ -193,7 +193,7 @@ pub fn run(
     writeln!(options.log, "cudalint: checking the image {reference}")?;
     match crate::image::lint::scan_and_lint(&reference, lint_engine, outcome.sources.first()) {
         Ok(linted) => {
-            // The Dockerfile's predictions (CU113, CU120, CU127), confirmed or cleared by what was built.
+            // The Dockerfile's predictions (CU113, CU120, CU127, CU128), confirmed or cleared by what was built.
             for finding in &mut outcome.diagnostics {
                 crate::image::confirm::annotate(
                     finding,

@@ -86,7 +86,7 @@ pub fn lint_images(args: &ImageArgs, engine: &Engine) -> anyhow::Result<ImageRun
         on_layer: show_progress.then_some(layer_done as fn(u64)),
         cache: cache.clone(),
     };
-    // The Dockerfile's findings that predict what the image holds (CU113, CU120, CU127), linted
+    // The Dockerfile's findings that predict what the image holds (CU113, CU120, CU127, CU128), linted
     // once; each image confirms or clears them.
     let predicted: Vec<Diagnostic> = dockerfile
         .as_ref()

@@ -1,5 +1,6 @@
 //! Checks a Dockerfile finding's [`Prediction`] against what the built image holds (its
-//! [`Inventory`]: torch's `version.py`, pip dist-info, the CUDA libraries and their SONAMEs), for
+//! [`Inventory`]: torch's `version.py`, pip dist-info, the CUDA libraries and their SONAMEs, dpkg's
+//! installed per-CUDA builds), for
 //! `cudalint build` and `cudalint image --dockerfile`. [`judge`] decides; [`annotate`] words the
 //! verdict into the finding: a confirmed prediction keeps its severity and gains the evidence, a
 //! cleared one drops to `info` and says what the image holds instead. A prediction the image cannot
@@ -25,7 +26,22 @@ pub fn judge(prediction: &Prediction, inventory: &Inventory) -> Option<Verdict> 
         Prediction::WheelCuda { package, cuda } => wheel_cuda(package, *cuda, inventory),
         Prediction::SonameMissing { soname, .. } => Some(soname_missing(soname, inventory)),
         Prediction::DistroCudaLibraries { .. } => Some(distro_libraries(inventory)),
+        Prediction::AptCudaBuild {
+            package,
+            cuda_major,
+        } => apt_cuda_build(package, *cuda_major, inventory),
     }
+}
+
+fn apt_cuda_build(package: &str, cuda_major: u32, inventory: &Inventory) -> Option<Verdict> {
+    let deb = inventory.cuda_debs.iter().find(|deb| deb.name == package)?;
+    let built_for = deb.cuda()?;
+    let evidence = format!("{} {} (the CUDA {built_for} build)", deb.name, deb.version);
+    Some(if built_for.major() == cuda_major {
+        Verdict::Confirmed(evidence)
+    } else {
+        Verdict::Cleared(format!("it holds {evidence}"))
+    })
 }
 
 /// Adds the image's verdict to a finding that carries a prediction, as its first note (`image`
@@ -342,6 +358,36 @@ mod tests {
         );
     }
 
+    #[test]
+    fn an_apt_build_is_judged_by_the_installed_version() {
+        let inventory = Inventory {
+            cuda_debs: vec![crate::image::inventory::CudaDeb {
+                name: "libnccl2".into(),
+                version: "2.27.7-1+cuda13.0".into(),
+            }],
+            ..Inventory::default()
+        };
+        let predicted = |major| Prediction::AptCudaBuild {
+            package: "libnccl2".into(),
+            cuda_major: major,
+        };
+        assert_eq!(
+            judge(&predicted(13), &inventory),
+            Some(Verdict::Confirmed(
+                "libnccl2 2.27.7-1+cuda13.0 (the CUDA 13.0 build)".into()
+            ))
+        );
+        assert!(matches!(
+            judge(&predicted(12), &inventory),
+            Some(Verdict::Cleared(_))
+        ));
+        let other = Prediction::AptCudaBuild {
+            package: "libnccl-dev".into(),
+            cuda_major: 13,
+        };
+        assert_eq!(judge(&other, &inventory), None);
+    }
+
     /// The predictions the Dockerfile rules attach, on their own fixtures.
     fn predictions(fixture: &str, code: &str) -> Vec<Prediction> {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture);
@@ -382,6 +428,25 @@ mod tests {
             vec![Prediction::DistroCudaLibraries {
                 packages: vec!["libcupti-dev".into()]
             }]
+        );
+        let nccl = |package: &str| Prediction::AptCudaBuild {
+            package: package.into(),
+            cuda_major: 13,
+        };
+        assert_eq!(
+            predictions(
+                "fixtures/dockerfile/CU128/fail_nccl_allow_held_on_cuda12.Dockerfile",
+                "CU128"
+            ),
+            vec![nccl("libnccl2"), nccl("libnccl-dev")]
+        );
+        // Held without the option: the build fails, there is no image to check.
+        assert_eq!(
+            predictions(
+                "fixtures/dockerfile/CU128/fail_nccl_dev_held_on_runtime.Dockerfile",
+                "CU128"
+            ),
+            vec![]
         );
     }
 
