@@ -1,7 +1,7 @@
 //! The content probe: called once for every regular file as its layer streams past, it decides what
-//! of the file to keep (ELF dynamic-linking facts, small text files the rules read, the package lines of
-//! dpkg's status) and reads only
-//! those bytes. Everything else is skipped, so a 1 GiB `libtorch_cuda.so` costs a few header reads.
+//! of the file to keep (ELF dynamic-linking facts, small text files the rules read, the package lines
+//! of dpkg's status) and reads only those bytes. Everything else is skipped, so a 1 GiB
+//! `libtorch_cuda.so` costs a few header reads.
 
 use std::io::{self, Read};
 
