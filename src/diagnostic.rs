@@ -113,6 +113,10 @@ pub struct Diagnostic {
     /// Other places that explain the finding: for an image finding read with `--dockerfile`, the
     /// instruction that made its layer.
     pub related: Vec<Related>,
+    /// What a Dockerfile finding predicts the built image holds, for the image side to confirm or
+    /// clear (`image::confirm`); not part of the output, which carries the verdict as a note.
+    #[serde(skip)]
+    pub prediction: Option<crate::prediction::Prediction>,
 }
 
 /// A place in a text source that explains a finding made elsewhere.
@@ -146,6 +150,7 @@ impl Diagnostic {
             sources: Vec::new(),
             fix: None,
             related: Vec::new(),
+            prediction: None,
         }
     }
 
@@ -188,6 +193,12 @@ impl Diagnostic {
         if !source.is_empty() && !self.sources.contains(&source) {
             self.sources.push(source);
         }
+    }
+
+    /// What the built image should hold if the finding is right (see [`crate::prediction`]).
+    pub fn with_prediction(mut self, prediction: crate::prediction::Prediction) -> Self {
+        self.prediction = Some(prediction);
+        self
     }
 
     pub fn with_fix(mut self, fix: Fix) -> Self {

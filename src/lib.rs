@@ -19,6 +19,7 @@ pub mod fix;
 pub mod image;
 pub mod knowledge;
 pub mod plugin;
+pub mod prediction;
 pub mod render;
 pub mod source;
 pub mod suppress;

@@ -193,6 +193,14 @@ pub fn run(
     writeln!(options.log, "cudalint: checking the image {reference}")?;
     match crate::image::lint::scan_and_lint(&reference, lint_engine, outcome.sources.first()) {
         Ok(linted) => {
+            // The Dockerfile's predictions (CU113, CU120, CU127, CU128), confirmed or cleared by what was built.
+            for finding in &mut outcome.diagnostics {
+                crate::image::confirm::annotate(
+                    finding,
+                    &linted.inventory,
+                    &linted.summary.reference,
+                );
+            }
             outcome.inputs.push(linted.summary.reference.clone());
             outcome.diagnostics.extend(linted.diagnostics);
             outcome.images.push(linted.summary);

@@ -10,8 +10,10 @@ use anyhow::Context;
 use clap::Args;
 
 use super::cache::LayerCache;
+use super::confirm;
 use super::lint::{load_and_lint, platform_of, ImageLinted};
 use super::source::LoadOptions;
+use crate::diagnostic::Diagnostic;
 use crate::engine::Engine;
 use crate::render::FailedInput;
 use crate::source::SourceFile;
@@ -84,6 +86,18 @@ pub fn lint_images(args: &ImageArgs, engine: &Engine) -> anyhow::Result<ImageRun
         on_layer: show_progress.then_some(layer_done as fn(u64)),
         cache: cache.clone(),
     };
+    // The Dockerfile's findings that predict what the image holds (CU113, CU120, CU127, CU128), linted
+    // once; each image confirms or clears them.
+    let predicted: Vec<Diagnostic> = dockerfile
+        .as_ref()
+        .map(|source| {
+            engine
+                .lint_source(source)
+                .into_iter()
+                .filter(|finding| finding.prediction.is_some())
+                .collect()
+        })
+        .unwrap_or_default();
     let mut run = ImageRun {
         linted: Vec::new(),
         failed: Vec::new(),
@@ -109,7 +123,10 @@ pub fn lint_images(args: &ImageArgs, engine: &Engine) -> anyhow::Result<ImageRun
             bar.finish_and_clear();
         }
         match outcome {
-            Ok(linted) => run.linted.push(linted),
+            Ok(mut linted) => {
+                add_verdicts(&mut linted, &predicted);
+                run.linted.push(linted);
+            }
             Err(error) => {
                 let message = format!("{error:#}");
                 eprintln!("cudalint: error: {message}");
@@ -125,4 +142,16 @@ pub fn lint_images(args: &ImageArgs, engine: &Engine) -> anyhow::Result<ImageRun
         eprintln!("note: the layer cache was not fully written: {error}");
     }
     Ok(run)
+}
+
+/// Adds to `linted` the predicting Dockerfile findings the image confirms or clears, each with its
+/// verdict; a prediction the image cannot speak to stays out of the image's report.
+fn add_verdicts(linted: &mut ImageLinted, predicted: &[Diagnostic]) {
+    let image = linted.summary.reference.clone();
+    for finding in predicted {
+        let mut finding = finding.clone();
+        if confirm::annotate(&mut finding, &linted.inventory, &image) {
+            linted.diagnostics.push(finding);
+        }
+    }
 }

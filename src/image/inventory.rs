@@ -86,6 +86,21 @@ pub struct TorchBuild {
     pub cuda: Option<String>,
 }
 
+/// An installed Debian package built for one CUDA release (`libnccl2 2.21.5-1+cuda12.4`), from
+/// dpkg's status file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CudaDeb {
+    pub name: String,
+    pub version: String,
+}
+
+impl CudaDeb {
+    /// The CUDA release the build is for: the part after `+cuda` (`12.4`).
+    pub fn cuda(&self) -> Option<crate::knowledge::Version> {
+        crate::knowledge::Version::parse(self.version.rsplit_once("+cuda")?.1)
+    }
+}
+
 /// Everything CUDA an image holds.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Inventory {
@@ -96,6 +111,9 @@ pub struct Inventory {
     /// Other distributions built for CUDA (`+cu124` local versions, names with `cuda`).
     pub cuda_python_packages: Vec<PythonPackage>,
     pub torch: Vec<TorchBuild>,
+    /// Installed Debian packages whose version names a CUDA build (`+cuda12.4`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cuda_debs: Vec<CudaDeb>,
     /// `NVIDIA_*` and `CUDA_VERSION` entries of the config's environment.
     pub nvidia_env: BTreeMap<String, String>,
     /// Labels under `com.nvidia.` and `NVIDIA_*`.
@@ -189,6 +207,8 @@ pub fn inventory<F: FsView + ?Sized>(
                     found.cuda_python_packages.push(package);
                 }
             }
+        } else if path == super::probe::DPKG_STATUS {
+            found.cuda_debs = installed_cuda_debs(&text);
         } else if path.ends_with("/torch/version.py") {
             found.torch.push(TorchBuild {
                 path: path.to_owned(),
@@ -215,6 +235,28 @@ pub fn inventory<F: FsView + ?Sized>(
         }
     }
     found
+}
+
+/// The installed packages of a (condensed) dpkg status file whose version names a CUDA build.
+fn installed_cuda_debs(status: &str) -> Vec<CudaDeb> {
+    status
+        .split("\n\n")
+        .filter_map(|stanza| {
+            let field = |name: &str| {
+                stanza
+                    .lines()
+                    .find_map(|line| line.strip_prefix(name))
+                    .map(str::trim)
+            };
+            let installed = field("Status:")?.ends_with(" installed");
+            let version = field("Version:")?;
+            let name = field("Package:")?;
+            (installed && version.contains("+cuda")).then(|| CudaDeb {
+                name: name.to_owned(),
+                version: version.to_owned(),
+            })
+        })
+        .collect()
 }
 
 /// The version of the `nvidia-*` distribution that ships a pip library, found in the same
@@ -342,6 +384,12 @@ pub fn render_text(inventory: &Inventory) -> String {
             for package in packages {
                 let _ = writeln!(out, "  {} {}", package.name, package.version);
             }
+        }
+    }
+    if !inventory.cuda_debs.is_empty() {
+        let _ = writeln!(out, "Debian packages built per CUDA release:");
+        for deb in &inventory.cuda_debs {
+            let _ = writeln!(out, "  {} {}", deb.name, deb.version);
         }
     }
     for (title, map) in [

@@ -6,6 +6,7 @@
 
 use anyhow::Context;
 
+use super::inventory::Inventory;
 use super::provenance;
 use super::report::ImageReport;
 use super::scan::ScannedImage;
@@ -20,6 +21,9 @@ pub struct ImageLinted {
     /// Final findings, sorted; `origin` is the reference.
     pub diagnostics: Vec<Diagnostic>,
     pub summary: ImageSummary,
+    /// The image's CUDA content, for confirming what Dockerfile findings predicted
+    /// ([`super::confirm`]).
+    pub inventory: Inventory,
 }
 
 /// The platform the engine's build options name, in the image sources' terms.
@@ -76,5 +80,6 @@ pub fn lint_loaded(
     ImageLinted {
         diagnostics,
         summary,
+        inventory: scanned.inventory,
     }
 }

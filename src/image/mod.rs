@@ -18,6 +18,7 @@
 pub mod cache;
 pub mod command;
 pub mod config;
+pub mod confirm;
 pub mod content;
 pub mod elf;
 pub mod facts;

@@ -2,7 +2,7 @@
 //! files under `rules/` (embedded at build time, extendable by the user).
 //!
 //! Each area has its own file and TOML table: `images`, `toolkits`,
-//! `packages`, `cupti`, `resolution`. A user file (`--knowledge FILE` or config) may hold
+//! `packages`, `cupti`, `resolution`, `ngc`. A user file (`--knowledge FILE` or config) may hold
 //! any of those tables; its entries are added to (or replace) the embedded
 //! ones.
 //!
@@ -34,6 +34,7 @@ pub mod host_libraries;
 pub mod image_content;
 pub mod image_loading;
 pub mod images;
+pub mod ngc;
 pub mod packages;
 pub mod resolution;
 pub mod toolkits;
@@ -53,6 +54,7 @@ pub struct Knowledge {
     pub packages: packages::PackageKnowledge,
     pub cupti: cupti::CuptiKnowledge,
     pub resolution: resolution::ResolutionKnowledge,
+    pub ngc: ngc::NgcKnowledge,
     /// The date (`YYYY-MM-DD`) the facts were last checked: the oldest
     /// `checked` of the embedded files, or a newer one a `--knowledge` file
     /// states (a newer catalogue layered over the built-in one).
@@ -76,6 +78,7 @@ const EMBEDDED: &[(&str, &str)] = &[
         "rules/resolution.toml",
         include_str!("../../rules/resolution.toml"),
     ),
+    ("rules/ngc.toml", include_str!("../../rules/ngc.toml")),
 ];
 
 /// A knowledge file that cannot be read or does not hold valid knowledge.
@@ -116,6 +119,7 @@ struct KnowledgeFile {
     packages: Option<toml::Value>,
     cupti: Option<toml::Value>,
     resolution: Option<toml::Value>,
+    ngc: Option<toml::Value>,
 }
 
 impl Default for Knowledge {
@@ -136,6 +140,7 @@ impl Knowledge {
             packages: packages::PackageKnowledge::default(),
             cupti: cupti::CuptiKnowledge::default(),
             resolution: resolution::ResolutionKnowledge::default(),
+            ngc: ngc::NgcKnowledge::default(),
             checked: None,
         }
     }
@@ -240,6 +245,11 @@ impl Knowledge {
             let area =
                 resolution::ResolutionKnowledge::from_toml(table).map_err(|m| locate(start, m))?;
             self.resolution.extend(area);
+        }
+        if let Some(table) = file.ngc {
+            let start = table_header(text, "ngc");
+            let area = ngc::NgcKnowledge::from_toml(table).map_err(|m| locate(start, m))?;
+            self.ngc.extend(area);
         }
         Ok(())
     }

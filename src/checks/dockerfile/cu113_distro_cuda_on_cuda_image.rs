@@ -10,6 +10,7 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::RunStep;
 use crate::dockerfile::packages::PackageManager;
 use crate::dockerfile::shell::command_start;
+use crate::prediction::Prediction;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU113",
@@ -109,7 +110,10 @@ impl DockerfileRule for DistroCudaOnCudaImage {
                     )
                     .with_help("install NVIDIA's packages of the image's release instead (`cuda-cupti-dev-X-Y`, `cuda-cudart-dev-X-Y`, `cuda-nvcc-X-Y`, matching `CUDA_VERSION`), or nothing: a devel tag has them already")
                     .with_note("the distribution's libraries land in /usr/lib/x86_64-linux-gnu, which the loader's cache and `-l` search before /usr/local/cuda: programs and extensions may load or link against the other CUDA, and a devel image gets a second nvcc")
-                    .with_note(format!("source: {}", resolution.distro_cuda.source));
+                    .with_note(format!("source: {}", resolution.distro_cuda.source))
+                    .with_prediction(Prediction::DistroCudaLibraries {
+                        packages: names.iter().map(|p| p.name.clone()).collect(),
+                    });
                     if let Some(d) = distro {
                         diagnostic = diagnostic.with_note(format!("source: {}", d.source));
                     }

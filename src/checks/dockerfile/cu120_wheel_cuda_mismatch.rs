@@ -6,7 +6,10 @@ use crate::checks::dockerfile::cuda_facts::{
 };
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::knowledge::packages::PackageKnowledge;
+use crate::knowledge::resolution::normalize;
 use crate::knowledge::Version;
+use crate::prediction::Prediction;
 
 pub struct WheelCudaMismatch;
 
@@ -85,7 +88,32 @@ fn with_resolution(mut diagnostic: Diagnostic, pin: &StagePin) -> Diagnostic {
     if let Some(resolution) = &pin.resolution {
         diagnostic.notes.insert(0, resolution.clone());
     }
+    if let Some(prediction) = prediction(pin) {
+        diagnostic = diagnostic.with_prediction(prediction);
+    }
     diagnostic
+}
+
+/// What the built image holds if the finding is right: the pinned package as a build for the
+/// pin's CUDA. An index URL of PyTorch's pins torch; a variant that uses the image's own CUDA
+/// (`pin.system`) brings no CUDA build to check.
+fn prediction(pin: &StagePin) -> Option<Prediction> {
+    if pin.pin.system {
+        return None;
+    }
+    let package = if pin.text.contains("download.pytorch.org") {
+        "torch".to_string()
+    } else {
+        let (name, _, _) = PackageKnowledge::requirement_terms(&pin.text)?;
+        match normalize(&name).as_str() {
+            "pytorch" | "pytorch-cuda" => "torch".to_string(),
+            name => name.to_string(),
+        }
+    };
+    Some(Prediction::WheelCuda {
+        package,
+        cuda: pin.pin.cuda,
+    })
 }
 
 fn major_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda) -> Diagnostic {

@@ -15,6 +15,7 @@ use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::{PackageInstall, RequestedPackage};
 use crate::knowledge::packages::{PackageKnowledge, SpecCuda};
 use crate::knowledge::resolution::{normalize, FrameworkBuild};
+use crate::prediction::Prediction;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU127",
@@ -132,7 +133,7 @@ fn judge(
     } else {
         wanted.major().to_string()
     };
-    let (message, help) = if sonames_differ {
+    let (message, help, missing) = if sonames_differ {
         (
             format!(
                 "`{}`: {release} loads CUDA {} libraries (`libcudart.so.{soname}`), but {} provides CUDA {have}",
@@ -145,6 +146,7 @@ fn judge(
                 have.major(),
                 wanted.major()
             ),
+            format!("libcudart.so.{soname}"),
         )
     } else {
         match cudnn {
@@ -157,6 +159,7 @@ fn judge(
                     "pin a release built for cuDNN {major}, or a base image tag with cuDNN {}",
                     entry.cudnn
                 ),
+                format!("libcudnn.so.{}", entry.cudnn),
             ),
             Some(None) => (
                 format!(
@@ -167,6 +170,7 @@ fn judge(
                     "use the base image's `-cudnn` tag, or install cuDNN {} in the image",
                     entry.cudnn
                 ),
+                format!("libcudnn.so.{}", entry.cudnn),
             ),
             _ => return None,
         }
@@ -175,7 +179,11 @@ fn judge(
         Diagnostic::at(&META, package.word.span, message)
             .with_help(help)
             .with_note("the wheel brings no CUDA of its own: it opens the image's libraries by SONAME, and when they are missing the GPU provider does not load and the work runs on the CPU, with a warning at most")
-            .with_note(format!("source: {}", entry.source)),
+            .with_note(format!("source: {}", entry.source))
+            .with_prediction(Prediction::SonameMissing {
+                package: normalize(&package.name),
+                soname: missing,
+            }),
     )
 }
 

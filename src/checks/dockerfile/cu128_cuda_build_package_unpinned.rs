@@ -13,6 +13,7 @@ use crate::dockerfile::packages::{PackageInstall, PackageManager, RequestedPacka
 use crate::knowledge::images::BaseImageFacts;
 use crate::knowledge::resolution::CudaBuilds;
 use crate::knowledge::Version;
+use crate::prediction::Prediction;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU128",
@@ -95,7 +96,11 @@ fn judge(
                 cuda.major(),
                 cuda.minor()
             ))
-            .with_note(format!("source: {}", builds.source)),
+            .with_note(format!("source: {}", builds.source))
+            .with_prediction(Prediction::AptCudaBuild {
+                package: package.name.clone(),
+                cuda_major: built_for.major(),
+            }),
         );
     }
     let newest = builds.newest_for(os)?;
@@ -137,6 +142,13 @@ fn judge(
             "with `{ALLOW_HELD}` it would install a CUDA {} build instead",
             newest.major()
         ));
+    } else {
+        // What the built image holds if apt did take the newest build (a held package without the
+        // option fails the build instead: nothing to check in an image).
+        diagnostic = diagnostic.with_prediction(Prediction::AptCudaBuild {
+            package: package.name.clone(),
+            cuda_major: newest.major(),
+        });
     }
     Some(diagnostic)
 }

@@ -33,6 +33,7 @@ pub mod cu129_debug_setting_shipped;
 pub mod cu130_cuda_image_tag_invalid;
 pub mod cu131_cuda_image_eol;
 pub mod cu132_cuda_arch_unsupported;
+pub mod cu135_ngc_framework_image_eol;
 pub mod cuda_facts;
 pub mod cuda_stages;
 pub mod cupti_use;
@@ -77,4 +78,5 @@ pub static RULES: &[&dyn DockerfileRule] = &[
     &cu130_cuda_image_tag_invalid::CudaImageTagInvalid,
     &cu131_cuda_image_eol::CudaImageEol,
     &cu132_cuda_arch_unsupported::CudaArchUnsupported,
+    &cu135_ngc_framework_image_eol::NgcFrameworkImageEol,
 ];
