@@ -1,7 +1,8 @@
 //! CU230 no-kernel-for-target-gpu: with a fleet (`--gpu`, `[target] gpus`), a library that carries
 //! GPU code has neither SASS a target GPU runs nor PTX the driver can compile for it, so its kernels
 //! fail with `no kernel image is available for execution on the device`. One finding per library
-//! family; a library loaded only on demand (a plugin) is a warning that says so.
+//! family; a library loaded only on demand (a plugin, or a library something NEEDs) is a warning that
+//! says so, and one that nothing in the image loads is information.
 
 use super::gpu_fleet::{self, Loaded};
 use super::{ImageContext, ImageRule};
@@ -58,11 +59,16 @@ impl ImageRule for NoKernelForTargetGpu {
                     .filter(|gpu| coverage(&object.object.code, gpu.capability) == Coverage::None)
                     .collect()
             };
-            // Objects loaded at start first: they decide the severity.
+            // Objects loaded at start first, then those opened on demand: they decide the severity.
             let Some((first, failing)) = objects
                 .iter()
                 .filter(|object| object.at_start)
-                .chain(objects.iter().filter(|object| !object.at_start))
+                .chain(objects.iter().filter(|object| object.on_demand))
+                .chain(
+                    objects
+                        .iter()
+                        .filter(|object| !object.at_start && !object.on_demand),
+                )
                 .map(|object| (object, missing(object)))
                 .find(|(_, failing)| !failing.is_empty())
             else {
@@ -76,9 +82,13 @@ impl ImageRule for NoKernelForTargetGpu {
             };
             let when = if first.at_start {
                 format!("on {gpus} its kernels fail")
-            } else {
+            } else if first.on_demand {
                 format!(
                     "it is loaded only on demand (nothing loads it at start), and on {gpus} the feature that loads it fails"
+                )
+            } else {
+                format!(
+                    "nothing in the image loads it (no object NEEDs it and no known feature opens it), so only a program that links it fails on {gpus}"
                 )
             };
             let mut finding = ctx
@@ -106,8 +116,10 @@ impl ImageRule for NoKernelForTargetGpu {
                     "{others} other object(s) of the {family} family carry GPU code too"
                 ));
             }
-            if !first.at_start {
+            if first.on_demand {
                 finding.severity = Severity::Warning;
+            } else if !first.at_start {
+                finding.severity = Severity::Info;
             }
             out.push(finding);
         }
