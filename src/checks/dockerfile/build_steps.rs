@@ -113,7 +113,7 @@ pub fn dependency_install(
     None
 }
 
-fn program_words(command: &ShellCommand) -> &[Word] {
+pub fn program_words(command: &ShellCommand) -> &[Word] {
     command
         .words
         .get(command_start(&command.words)..)
@@ -234,19 +234,19 @@ pub fn long_compile(
 }
 
 /// What a build command builds.
-struct Build {
+pub struct Build {
     /// A path, URL or the current directory `.`, or a package name.
-    target: String,
+    pub target: String,
     /// From a path or URL (true), or a name on an index (false: built only
     /// when no wheel is used).
-    from_source: bool,
+    pub from_source: bool,
     /// `setup.py …`, or a pip build of a path with `--no-build-isolation`:
     /// the shape of a torch C++/CUDA extension build.
-    extension_build: bool,
+    pub extension_build: bool,
 }
 
 /// What a build command builds, or `None` when it builds nothing.
-fn source_build_target(words: &[Word]) -> Option<Build> {
+pub fn source_build_target(words: &[Word]) -> Option<Build> {
     let no_isolation = words.iter().any(|w| w.text == "--no-build-isolation");
     let (target, from_source, setup) = build_target(words)?;
     Some(Build {
@@ -376,7 +376,7 @@ fn is_source_location(word: &str) -> bool {
 }
 
 /// `text` (a path or URL) names `project` as one of its components.
-fn names_project(text: &str, project: &str) -> bool {
+pub fn names_project(text: &str, project: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     let project = project.to_ascii_lowercase();
     lower
@@ -416,7 +416,11 @@ pub fn compile_cached(
 /// ENV keys and values the stage sets before instruction `index` (its own
 /// and its parents' as the model resolved them at the end are not enough:
 /// an ENV after the RUN does not reach it).
-fn env_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) -> Vec<(String, String)> {
+pub fn env_before(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    index: usize,
+) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut chain = vec![stage];
     let mut current = stage;
@@ -447,7 +451,7 @@ fn env_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) -> Vec<(
 }
 
 /// The last WORKDIR of the stage before instruction `index`.
-fn workdir_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) -> Option<String> {
+pub fn workdir_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) -> Option<String> {
     stage
         .instructions
         .clone()
