@@ -522,7 +522,7 @@ mod tests {
     fn shipped(entries: &[ArchEntry]) -> Vec<String> {
         entries
             .iter()
-            .filter_map(|e| match e.target {
+            .map(|e| match e.target {
                 Target::Arch { arch, variant } => {
                     let suffix = match variant {
                         Variant::Plain => "",
@@ -539,10 +539,10 @@ mod tests {
                     if kinds.is_empty() {
                         kinds.push(format!("via compute_{arch}{suffix}"));
                     }
-                    Some(kinds.join("+"))
+                    kinds.join("+")
                 }
-                Target::Named(ref name) => Some(format!("name {name}")),
-                Target::Special(s) => Some(format!("{s:?}")),
+                Target::Named(ref name) => format!("name {name}"),
+                Target::Special(s) => format!("{s:?}"),
             })
             .collect()
     }

@@ -167,11 +167,11 @@ fn unlisted_extension_build(
         .commands
         .iter()
         .take(at)
-        .filter_map(|c| {
+        .rev()
+        .find_map(|c| {
             let words = program_words(c);
             (words.first()?.text == "cd").then(|| words.get(1).map(|w| w.text.clone()))?
         })
-        .last()
         .or_else(|| workdir_before(ctx, stage, step.instruction));
     let names = |project: &String| {
         targets.iter().any(|(text, _)| names_project(text, project))

@@ -9,13 +9,15 @@
 use std::collections::BTreeMap;
 
 use crate::checks::dockerfile::build_steps::built_stages;
+use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
 use crate::checks::dockerfile::cuda_stages::arch_lists_read;
 use crate::checks::dockerfile::support::stage_instructions;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::arch_lists::{self, ArchList, Origin, Target, Variant};
 use crate::knowledge::gpus::{Gpus, Reach, TargetGpu};
-use crate::knowledge::toolkits::ToolkitKnowledge;
+use crate::knowledge::toolkits::{ArchSupport, ToolkitKnowledge};
+use crate::knowledge::Version;
 
 static META: RuleMeta = RuleMeta {
     code: "CU134",
@@ -100,6 +102,51 @@ fn reaches(codes: &[Code], gpu: &TargetGpu) -> bool {
     })
 }
 
+/// What to add, and where the stage's toolkit cannot build it, that a
+/// GPU needs an image built with another toolkit.
+fn help(
+    missed: &[&TargetGpu],
+    setting: &str,
+    cuda: Option<&StageCuda>,
+    toolkits: &ToolkitKnowledge,
+) -> String {
+    let mut addable = Vec::new();
+    let mut other = Vec::new();
+    for gpu in missed {
+        let arch = format!("sm_{}", gpu.capability.arch());
+        let support = cuda.and_then(|cuda| {
+            let wanted = Version::parse(&gpu.capability.to_string())?;
+            Some((cuda, toolkits.arch_support(cuda.version, wanted)))
+        });
+        match support {
+            Some((cuda, ArchSupport::Dropped(entry))) => other.push(format!(
+                "{arch} needs a CUDA older than {} (the stage has CUDA {}, {})",
+                entry.removed.map_or_else(String::new, |v| v.to_string()),
+                cuda.version.major_minor(),
+                cuda.origin
+            )),
+            Some((cuda, ArchSupport::NotYet(entry))) => other.push(format!(
+                "{arch} needs CUDA {} or newer (the stage has CUDA {}, {})",
+                entry.added.map_or_else(String::new, |v| v.to_string()),
+                cuda.version.major_minor(),
+                cuda.origin
+            )),
+            _ => addable.push(arch),
+        }
+    }
+    let mut parts = Vec::new();
+    if !addable.is_empty() {
+        parts.push(format!(
+            "add {} to {setting}, or PTX for an architecture at or below it",
+            addable.join(", ")
+        ));
+    }
+    if !other.is_empty() {
+        parts.push(format!("build another image for: {}", other.join("; ")));
+    }
+    parts.join("; ")
+}
+
 /// The fleet (the CLI has already rejected unknown names).
 fn targets(ctx: &DockerfileContext<'_>) -> Vec<TargetGpu> {
     let fleet = Gpus::embedded();
@@ -128,6 +175,7 @@ impl DockerfileRule for ArchListMissesTargetGpu {
         let read_by_stage = arch_lists_read(ctx);
         for stage in built_stages(ctx) {
             let read = read_by_stage.get(stage.index).copied().unwrap_or(true);
+            let cuda = stage_cuda(ctx, stage);
             let lists = arch_lists::stage_lists(stage_instructions(ctx, stage), stage);
             // The options of one nvcc command make one build; every other
             // list is one build's list.
@@ -168,14 +216,7 @@ impl DockerfileRule for ArchListMissesTargetGpu {
                             names.join(", ")
                         ),
                     )
-                    .with_help(format!(
-                        "add {} to {setting}, or add PTX for an architecture at or below it",
-                        missed
-                            .iter()
-                            .map(|gpu| format!("sm_{}", gpu.capability.arch()))
-                            .collect::<Vec<_>>()
-                            .join(", ")
-                    ))
+                    .with_help(help(&missed, setting, cuda.as_ref(), &ctx.knowledge.toolkits))
                     .with_note(compatibility.sass.clone())
                     .with_note(compatibility.ptx.clone())
                     .with_source(compatibility.sass_source.clone())
