@@ -48,9 +48,9 @@ fn reach(variant: Variant) -> Reach {
 }
 
 /// The code `lists` ship, or `None` when it is not known here: a special
-/// value (`all`, `native`), a name the knowledge does not expand, or no
+/// value (`all`, `native`), a name `rules/gpus.toml` does not expand, or no
 /// architecture at all.
-fn shipped(lists: &[&ArchList], toolkits: &ToolkitKnowledge) -> Option<Vec<Code>> {
+fn shipped(lists: &[&ArchList]) -> Option<Vec<Code>> {
     let mut codes = Vec::new();
     for entry in lists.iter().flat_map(|list| &list.entries) {
         match &entry.target {
@@ -65,30 +65,19 @@ fn shipped(lists: &[&ArchList], toolkits: &ToolkitKnowledge) -> Option<Vec<Code>
                     });
                 }
             }
-            // A PyTorch name: SASS for each architecture it stands for and,
-            // with `+PTX` after it or as torch's names end, PTX for the
-            // newest; more reach than torch gives, never less.
+            // A PyTorch name stands for a list (`Volta` is `7.0+PTX`).
             Target::Named(name) => {
-                let known = toolkits
-                    .arch_names
-                    .iter()
-                    .find(|n| n.name.eq_ignore_ascii_case(name))?;
-                let arch_of = |v: &crate::knowledge::Version| v.major() * 10 + v.minor();
-                for version in &known.archs {
-                    codes.push(Code {
-                        arch: arch_of(version),
-                        reach: Reach::Plain,
-                        sass: true,
-                        ptx: false,
-                    });
+                let list = Gpus::embedded().torch_arch_names.expand(name)?;
+                for entry in arch_lists::parse_torch(list) {
+                    if let Target::Arch { arch, variant } = entry.target {
+                        codes.push(Code {
+                            arch,
+                            reach: reach(variant),
+                            sass: entry.sass,
+                            ptx: entry.ptx,
+                        });
+                    }
                 }
-                let newest = known.archs.iter().map(arch_of).max()?;
-                codes.push(Code {
-                    arch: newest,
-                    reach: Reach::Plain,
-                    sass: false,
-                    ptx: true,
-                });
             }
         }
     }
@@ -192,7 +181,7 @@ impl DockerfileRule for ArchListMissesTargetGpu {
                 groups.entry(key).or_default().push(list);
             }
             for group in groups.values() {
-                let Some(codes) = shipped(group, &ctx.knowledge.toolkits) else {
+                let Some(codes) = shipped(group) else {
                     continue;
                 };
                 let missed: Vec<&TargetGpu> =
