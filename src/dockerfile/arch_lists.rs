@@ -128,6 +128,10 @@ pub struct ArchList {
     pub command: Option<(usize, usize)>,
     /// Empty when the value is not known here (it still holds `$VAR`).
     pub entries: Vec<ArchEntry>,
+    /// A CMake cache definition (`-DCMAKE_CUDA_ARCHITECTURES=…`), which CMake
+    /// reads; an environment variable of that name it does not (it reads
+    /// `CUDAARCHS`).
+    pub cmake_define: bool,
 }
 
 impl ArchList {
@@ -362,6 +366,7 @@ pub fn command_lists(command: &ShellCommand, at: (usize, usize)) -> Vec<ArchList
         span,
         command: Some(at),
         entries,
+        cmake_define: false,
     };
     for (name, value) in &command.assignments {
         if let Some((variable, syntax)) = arch_variable(name) {
@@ -399,14 +404,16 @@ pub fn command_lists(command: &ShellCommand, at: (usize, usize)) -> Vec<ArchList
                 None
             };
             if let Some((variable, syntax)) = variable {
-                lists.push(run_list(
+                let mut list = run_list(
                     format!("`{name}`"),
                     Some(variable),
                     syntax,
                     value,
                     word.span,
                     parse(syntax, value),
-                ));
+                );
+                list.cmake_define = is_define;
+                lists.push(list);
                 continue;
             }
         }
@@ -473,6 +480,7 @@ pub fn stage_lists(instructions: &[Instruction], stage: &Stage) -> Vec<ArchList>
                             span: pair.span,
                             command: None,
                             entries: parse(syntax, value),
+                            cmake_define: false,
                         });
                     }
                 }
@@ -498,6 +506,7 @@ pub fn stage_lists(instructions: &[Instruction], stage: &Stage) -> Vec<ArchList>
                             span: arg.span,
                             command: None,
                             entries: parse(syntax, value),
+                            cmake_define: false,
                         });
                     }
                 }

@@ -215,9 +215,15 @@ impl DockerfileRule for GpuArchDetectedAtBuild {
         for stage in built_stages(ctx) {
             let read = read_by_stage.get(stage.index).copied().unwrap_or(true);
             let lists = arch_lists::stage_lists(stage_instructions(ctx, stage), stage);
+            // CMake reads `native` from `-DCMAKE_CUDA_ARCHITECTURES=` or the
+            // `CUDAARCHS` environment variable, not from an environment
+            // variable named CMAKE_CUDA_ARCHITECTURES.
+            let cmake_reads = |l: &ArchList| {
+                l.syntax == Syntax::Nvcc || l.cmake_define || l.variable == Some("CUDAARCHS")
+            };
             for list in lists.iter().filter(|l| {
                 l.special() == Some(Special::Native)
-                    && l.syntax != Syntax::Torch
+                    && cmake_reads(l)
                     && (read || l.origin == Origin::Run)
             }) {
                 out.push(native_finding(list, facts));
