@@ -1,6 +1,7 @@
 //! Everything about Dockerfiles as text: the BuildKit-grammar parser, the
 //! typed syntax tree, the stage model, ARG/ENV expansion and RUN shell words.
 
+pub mod arch_lists;
 pub mod ast;
 mod directives;
 pub mod dump;

@@ -35,6 +35,33 @@ pub struct BuildFacts {
     pub visible_devices: VisibleDevices,
     pub driver_capabilities: DriverCapabilities,
     pub capability_uses: Vec<CapabilityUse>,
+    pub torch_extensions: TorchExtensions,
+    pub native_arch: NativeArch,
+}
+
+/// Torch CUDA extension builds and the architecture list they read (CU133).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchExtensions {
+    /// `NAME=VALUE` settings that make a source build compile CUDA with no GPU in sight.
+    pub force_env: Vec<String>,
+    /// Projects that always build a CUDA extension with torch's default arch flags.
+    pub always_cuda: Vec<String>,
+    /// Projects that pass their own arch flags (or set the list themselves).
+    pub own_arch_flags: Vec<String>,
+    /// `[torch line, what happens with no list and no GPU]`.
+    pub no_gpu: Vec<[String; 2]>,
+    pub source: String,
+}
+
+/// What `native` architecture lists do without a GPU (CU133).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NativeArch {
+    pub cmake: String,
+    pub cmake_source: String,
+    pub nvcc: String,
+    pub nvcc_source: String,
 }
 
 /// ARGs whose value CI changes on every build.
@@ -155,6 +182,9 @@ impl BuildFacts {
             ("runfile", &facts.runfile.source),
             ("visible_devices", &facts.visible_devices.source),
             ("driver_capabilities", &facts.driver_capabilities.source),
+            ("torch_extensions", &facts.torch_extensions.source),
+            ("native_arch.cmake", &facts.native_arch.cmake_source),
+            ("native_arch.nvcc", &facts.native_arch.nvcc_source),
         ];
         sources.extend(
             facts

@@ -91,6 +91,7 @@ pub struct Gpus {
     pub ptx_isa: PtxIsaTable,
     #[serde(default)]
     pub compression: Vec<CompressionNeed>,
+    pub torch_arch_names: TorchArchNames,
     #[serde(rename = "product")]
     pub products: Vec<Product>,
 }
@@ -113,6 +114,25 @@ pub struct Compatibility {
 pub struct PtxIsaTable {
     pub source: String,
     pub table: Vec<[String; 2]>,
+}
+
+/// PyTorch's `TORCH_CUDA_ARCH_LIST` names and the lists they stand for.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchArchNames {
+    pub source: String,
+    /// `[name, list]`, in the order torch replaces them.
+    pub names: Vec<[String; 2]>,
+}
+
+impl TorchArchNames {
+    /// The list a name stands for (`Volta` → `7.0+PTX`), compared as torch does: exactly.
+    pub fn expand(&self, name: &str) -> Option<&str> {
+        self.names
+            .iter()
+            .find(|[known, _]| known == name)
+            .map(|[_, list]| list.as_str())
+    }
 }
 
 /// A fatbin compression and the lowest driver that loads it.

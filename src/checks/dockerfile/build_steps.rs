@@ -113,7 +113,7 @@ pub fn dependency_install(
     None
 }
 
-fn program_words(command: &ShellCommand) -> &[Word] {
+pub fn program_words(command: &ShellCommand) -> &[Word] {
     command
         .words
         .get(command_start(&command.words)..)
@@ -285,19 +285,19 @@ pub fn source_builds<'s>(
 }
 
 /// What a build command builds.
-struct Build {
+pub struct Build {
     /// A path, URL or the current directory `.`, or a package name.
-    target: String,
+    pub target: String,
     /// From a path or URL (true), or a name on an index (false: built only
     /// when no wheel is used).
-    from_source: bool,
+    pub from_source: bool,
     /// `setup.py …`, or a pip build of a path with `--no-build-isolation`:
     /// the shape of a torch C++/CUDA extension build.
-    extension_build: bool,
+    pub extension_build: bool,
 }
 
 /// What a build command builds, or `None` when it builds nothing.
-fn source_build_target(words: &[Word]) -> Option<Build> {
+pub fn source_build_target(words: &[Word]) -> Option<Build> {
     let no_isolation = words.iter().any(|w| w.text == "--no-build-isolation");
     let (target, from_source, setup) = build_target(words)?;
     Some(Build {
@@ -427,7 +427,7 @@ fn is_source_location(word: &str) -> bool {
 }
 
 /// `text` (a path or URL) names `project` as one of its components.
-fn names_project(text: &str, project: &str) -> bool {
+pub fn names_project(text: &str, project: &str) -> bool {
     let lower = text.to_ascii_lowercase();
     let project = project.to_ascii_lowercase();
     lower
@@ -502,7 +502,7 @@ pub fn env_before(
 }
 
 /// The last WORKDIR of the stage before instruction `index`.
-fn workdir_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) -> Option<String> {
+pub fn workdir_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) -> Option<String> {
     stage
         .instructions
         .clone()

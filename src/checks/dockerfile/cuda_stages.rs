@@ -4,6 +4,7 @@
 
 use crate::checks::dockerfile::support::stage_instructions;
 use crate::checks::DockerfileContext;
+use crate::dockerfile::arch_lists;
 use crate::dockerfile::ast::{Command, ShellOrExec};
 use crate::dockerfile::model::{
     BaseImage, DependencyKind, DependencyTarget, ImageRef, ShellCommand, Stage,
@@ -543,4 +544,34 @@ pub fn pulled_images<'m>(ctx: &DockerfileContext<'m>) -> Vec<(&'m ImageRef, Span
         }
     }
     images
+}
+
+/// For each stage, whether it or a stage built on it (which inherits its
+/// ENV) shows a build: an arch list in a stage that compiles nothing is
+/// read by nothing and breaks no build. The arch variables themselves do
+/// not count as compiling here, and neither does a plain install of a
+/// project (`pip install .`, most often pure Python): the finding says a
+/// build fails, so the build must show itself ([`Evidence::Shown`]). One
+/// pass over the stages, children before parents (a parent always comes
+/// earlier).
+pub fn arch_lists_read(ctx: &DockerfileContext<'_>) -> Vec<bool> {
+    let mut signals = ctx.knowledge.images.build_signals.clone();
+    signals
+        .env
+        .retain(|name| arch_lists::arch_variable(name).is_none());
+    let stages = &ctx.model.stages;
+    let mut read: Vec<bool> = stages
+        .iter()
+        .map(|stage| stage_builds_native_code(ctx, stage, &signals, Evidence::Shown))
+        .collect();
+    for stage in stages.iter().rev() {
+        if let BaseImage::Stage(parent) = stage.base {
+            if parent < stage.index && read.get(stage.index).copied().unwrap_or(false) {
+                if let Some(flag) = read.get_mut(parent) {
+                    *flag = true;
+                }
+            }
+        }
+    }
+    read
 }

@@ -33,6 +33,8 @@ pub mod cu129_debug_setting_shipped;
 pub mod cu130_cuda_image_tag_invalid;
 pub mod cu131_cuda_image_eol;
 pub mod cu132_cuda_arch_unsupported;
+pub mod cu133_gpu_arch_detected_at_build;
+pub mod cu134_arch_list_misses_target_gpu;
 pub mod cu135_ngc_framework_image_eol;
 pub mod cuda_facts;
 pub mod cuda_stages;
@@ -78,5 +80,7 @@ pub static RULES: &[&dyn DockerfileRule] = &[
     &cu130_cuda_image_tag_invalid::CudaImageTagInvalid,
     &cu131_cuda_image_eol::CudaImageEol,
     &cu132_cuda_arch_unsupported::CudaArchUnsupported,
+    &cu133_gpu_arch_detected_at_build::GpuArchDetectedAtBuild,
+    &cu134_arch_list_misses_target_gpu::ArchListMissesTargetGpu,
     &cu135_ngc_framework_image_eol::NgcFrameworkImageEol,
 ];
