@@ -125,8 +125,17 @@ fn help(
     }
     let mut parts = Vec::new();
     if !addable.is_empty() {
+        // Some kernels need a newer architecture (sm_80's async copies, sm_90's TMA), and an
+        // unknown base may carry a CUDA that cannot build an old one: the advice says both.
+        let toolkit = if cuda.is_none() {
+            "the base image's CUDA (which cudalint does not know)"
+        } else {
+            "the stage's CUDA"
+        };
         parts.push(format!(
-            "add {} to {setting}, or PTX for an architecture at or below it",
+            "add {} to {setting}, or PTX for an architecture at or below it, where {toolkit} and the \
+             code's kernels support it; where they do not, this image is not for that GPU: keep it out \
+             of the fleet that runs it",
             addable.join(", ")
         ));
     }
