@@ -32,6 +32,8 @@ pub struct PackageKnowledge {
     #[serde(default)]
     pub runtime_compilers: Vec<RuntimeCompiler>,
     #[serde(default)]
+    pub runtime_ptxas: Vec<PtxasUser>,
+    #[serde(default)]
     pub extras: Vec<Extra>,
     #[serde(default)]
     pub name_patterns: Vec<NamePattern>,
@@ -118,6 +120,21 @@ pub struct RuntimeCompiler {
     #[serde(default)]
     pub installer: Option<String>,
     /// What it compiles and when, for the doc and reviewers.
+    pub what: String,
+    pub source: String,
+}
+
+/// Software that runs `ptxas` at run time (XLA compiles its GPU kernels when it runs): an image
+/// that ships it has a reason to ship `cuda-nvcc` (CU103), though not the rest of a devel image.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PtxasUser {
+    /// pip distribution names (compared case-insensitively, extras aside).
+    #[serde(default)]
+    pub names: Vec<String>,
+    /// Program file names, seen in a COPY or RUN of the shipped stages.
+    #[serde(default)]
+    pub programs: Vec<String>,
     pub what: String,
     pub source: String,
 }
@@ -275,6 +292,9 @@ impl PackageKnowledge {
             other.runtime_compilers,
             |a, b| a.names == b.names && a.installer == b.installer,
         );
+        merge_by(&mut self.runtime_ptxas, other.runtime_ptxas, |a, b| {
+            a.names == b.names && a.programs == b.programs
+        });
         merge_by(&mut self.extras, other.extras, |a, b| {
             a.package == b.package && a.extra == b.extra
         });

@@ -50,6 +50,7 @@ impl DockerfileRule for DevelPackagesInFinalStage {
             return;
         }
         let wants_cupti = wants_cupti(ctx, &chain);
+        let runs_ptxas = runs_ptxas(ctx, &chain);
         for stage in &chain {
             let place = if std::ptr::eq(*stage, *target) {
                 "the final stage".to_string()
@@ -77,6 +78,10 @@ impl DockerfileRule for DevelPackagesInFinalStage {
                     {
                         continue;
                     }
+                    // nvcc's package carries ptxas, which XLA runs where it runs.
+                    if pattern.provides_ptxas && runs_ptxas {
+                        continue;
+                    }
                     out.push(
                     Diagnostic::at(
                         &META,
@@ -95,6 +100,43 @@ impl DockerfileRule for DevelPackagesInFinalStage {
             }
         }
     }
+}
+
+/// Whether the shipped image runs `ptxas` at run time: it pip-installs, or copies or runs a
+/// program of, software of `packages.runtime_ptxas` (XLA), or it puts the CUDA `bin` directory on
+/// its `PATH` (the compiler is there to be run, not to build the image).
+fn runs_ptxas(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
+    let users = &ctx.knowledge.packages.runtime_ptxas;
+    let installs_one = chain.iter().flat_map(|stage| &stage.runs).any(|run| {
+        run.installs
+            .iter()
+            .filter(|install| install.manager.is_python())
+            .flat_map(|install| &install.packages)
+            .any(|package| {
+                let name = package.name.split('[').next().unwrap_or_default();
+                users
+                    .iter()
+                    .any(|user| user.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+            })
+    });
+    let names_a_program = chain
+        .iter()
+        .flat_map(|stage| stage.instructions.clone())
+        .filter_map(|index| ctx.dockerfile.instructions.get(index))
+        .filter(|instruction| matches!(instruction.keyword.as_str(), "copy" | "add" | "run"))
+        .any(|instruction| {
+            users
+                .iter()
+                .flat_map(|user| &user.programs)
+                .any(|program| instruction.original.contains(program.as_str()))
+        });
+    let cuda_bin_on_path = chain.iter().any(|stage| {
+        stage
+            .env
+            .iter()
+            .any(|(name, value)| name == "PATH" && value.contains("/usr/local/cuda/bin"))
+    });
+    installs_one || names_a_program || cuda_bin_on_path
 }
 
 /// Whether the shipped image wants CUPTI: something in it needs it (as

@@ -116,6 +116,8 @@ pub struct PackagePatternToml {
     pub what: String,
     #[serde(default)]
     pub provides_cupti: bool,
+    #[serde(default)]
+    pub provides_ptxas: bool,
     pub source: String,
 }
 

@@ -155,6 +155,9 @@ pub struct PackagePattern {
     /// NVIDIA's apt layout brings CUPTI (the library) with this package:
     /// an image that wants CUPTI has a reason to install it.
     pub provides_cupti: bool,
+    /// The package carries `ptxas`: an image whose programs run it at run time (XLA) has a reason to
+    /// install it.
+    pub provides_ptxas: bool,
     pub source: String,
 }
 
@@ -430,6 +433,7 @@ impl ImageKnowledge {
                     pattern: p.pattern,
                     what: p.what,
                     provides_cupti: p.provides_cupti,
+                    provides_ptxas: p.provides_ptxas,
                     source: p.source,
                 })
                 .collect(),
