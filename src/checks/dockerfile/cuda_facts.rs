@@ -554,17 +554,32 @@ fn unpinned_torch_pin<'i>(
         if !is_torch {
             continue;
         }
-        // An exact pin (or a range with an upper bound) decides torch.
-        if exact.is_some() || !open {
+        // An exact pin decides torch; so does a companion's range, which
+        // the data does not follow.
+        if exact.is_some() || (!open && name != "torch") {
             return None;
         }
-        carrier.get_or_insert(&package.word);
+        if open {
+            carrier.get_or_insert(&package.word);
+        } else {
+            // A torch range holds back the companions too.
+            carrier = Some(&package.word);
+        }
     }
     let carrier = carrier?;
     if torch_installed_before(ctx, stage, run) {
         return None;
     }
     let (newest, python) = resolution.newest_release(&os, "torch")?;
+    // A range with an upper bound: the newest release it admits, up to the
+    // newest for the image's Python.
+    let bounded =
+        PackageKnowledge::requirement_terms(&carrier.text).is_some_and(|(_, _, open)| !open);
+    let newest = if bounded {
+        packages.newest_in_range(&carrier.text, Some(newest))?
+    } else {
+        newest
+    };
     let default = packages.pypi_default("torch", newest)?;
     let checked = ctx
         .knowledge
@@ -579,8 +594,13 @@ fn unpinned_torch_pin<'i>(
             rule.installer.manager
         )
     };
+    let which = if bounded {
+        "the newest torch on PyPI in that range"
+    } else {
+        "the newest torch on PyPI"
+    };
     let resolution = format!(
-        "`{}` names no exact release, so {} installs the newest torch on PyPI for the image's Python {}{nightly}: torch {newest}, a CUDA {} build, as of {checked}",
+        "`{}` names no exact release, so {} installs {which} for the image's Python {}{nightly}: torch {newest}, a CUDA {} build, as of {checked}",
         carrier.text, rule.installer.manager, python.python, default.cuda
     );
     Some((
