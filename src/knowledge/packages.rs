@@ -402,6 +402,32 @@ impl PackageKnowledge {
             .find(|d| normalize(&d.package) == normalize(package) && d.versions.contains(&release))
     }
 
+    /// The newest `package` release series (`2.3`) in the PyPI table that a
+    /// version range admits (`torch>=2.1,<2.4` → 2.3), at most `cap` (the
+    /// newest release for the image's Python) where given. `None` for an
+    /// exact pin, a range the data cannot read, or one nothing admits.
+    pub fn newest_in_range(&self, spec: &str, cap: Option<Version>) -> Option<Version> {
+        let requirement = Requirement::parse(spec.trim_matches(['"', '\'']))?;
+        if requirement.local_label().is_some() {
+            return None;
+        }
+        let mut best: Option<Version> = None;
+        for release in self
+            .pypi_defaults
+            .iter()
+            .filter(|d| normalize(&d.package) == requirement.name)
+            .flat_map(|d| d.versions.iter().copied())
+        {
+            if cap.is_some_and(|cap| release.major_minor() > cap.major_minor()) {
+                continue;
+            }
+            if requirement.admits_series(release)? && best.map_or(true, |b| release > b) {
+                best = Some(release);
+            }
+        }
+        best
+    }
+
     /// The newest `package` release the PyPI table knows.
     pub fn newest_pypi_release(&self, package: &str) -> Option<Version> {
         self.pypi_defaults
@@ -452,11 +478,13 @@ impl PackageKnowledge {
                 None => ExtraIndexTorch::Unknown,
             });
         }
-        if !requirement.lower_bound_only() {
-            return Some(ExtraIndexTorch::Unknown);
-        }
-        // No upper bound: pip takes the newest release on either index.
-        let Some(newest) = self.newest_pypi_release("torch") else {
+        // pip takes the newest release the range admits, on either index.
+        let newest = if requirement.lower_bound_only() {
+            self.newest_pypi_release("torch")
+        } else {
+            self.newest_in_range(spec, None)
+        };
+        let Some(newest) = newest else {
             return Some(ExtraIndexTorch::Unknown);
         };
         let index_stopped = index_newest.is_some_and(|last| {
@@ -679,6 +707,53 @@ impl<'s> Requirement<'s> {
         })
     }
 
+    /// Whether some release of the `major.minor` series `series` can
+    /// satisfy every clause of the specifier (`>=2.1,<2.4` admits 2.1, 2.2
+    /// and 2.3). `None` where a clause is not understood (a local label, a
+    /// pre-release, `===`, a marker-like text): the range is then not judged.
+    /// Patch releases are not known, so `>=2.4.1` admits the 2.4 series.
+    fn admits_series(&self, series: Version) -> Option<bool> {
+        let series = series.major_minor();
+        let first = Version::new(series.major(), series.minor(), 0);
+        let mut admitted = true;
+        for clause in self.specifier.split(',').map(str::trim) {
+            if clause.is_empty() {
+                continue;
+            }
+            let op_end = clause
+                .find(|c: char| c.is_ascii_digit())
+                .unwrap_or(clause.len());
+            let (op, text) = clause.split_at(op_end);
+            let text = text.trim();
+            let (text, wildcard) = match text.strip_suffix(".*") {
+                Some(stem) => (stem, true),
+                None => (text, false),
+            };
+            let version = Version::parse(text)?;
+            let ok = match (op.trim(), wildcard) {
+                ("==", true) => match version.written {
+                    1 => series.major() == version.major(),
+                    _ => series == version.major_minor(),
+                },
+                ("!=", true) => version.written < 2 || series != version.major_minor(),
+                // An exact release: judged elsewhere.
+                ("==", false) => return None,
+                ("!=", false) => true,
+                ("<", false) => first < version,
+                ("<=", false) => first <= version,
+                (">=", false) | (">", false) => series >= version.major_minor(),
+                ("~=", false) => match version.written {
+                    2 => series.major() == version.major() && series >= version,
+                    3 => series == version.major_minor(),
+                    _ => return None,
+                },
+                _ => return None,
+            };
+            admitted &= ok;
+        }
+        Some(admitted)
+    }
+
     /// The version of a single `==` clause, as written.
     fn exact_version_text(&self) -> Option<&'s str> {
         let version = self.specifier.strip_prefix("==")?;
@@ -849,9 +924,17 @@ mod tests {
         let (release, _, is_newest) =
             pypi_cuda(k.torch_with_extra_index("torch>=2.0", v("11.8"))).unwrap();
         assert_eq!((release, is_newest), (newest, true));
-        // An upper bound is not judged.
+        // An upper bound: the newest release it admits, 2.4, which the
+        // cu118 index has; `<2.9` admits 2.8, which it lacks.
         assert_eq!(
             k.torch_with_extra_index("torch<2.5", v("11.8")),
+            Some(ExtraIndexTorch::FromIndex)
+        );
+        let (release, _, _) = pypi_cuda(k.torch_with_extra_index("torch<2.9", v("11.8"))).unwrap();
+        assert_eq!(release, v("2.8"));
+        // A range the data cannot read.
+        assert_eq!(
+            k.torch_with_extra_index("torch<2.5rc1", v("11.8")),
             Some(ExtraIndexTorch::Unknown)
         );
     }
@@ -875,6 +958,25 @@ mod tests {
                 "torch {release}"
             );
         }
+    }
+
+    #[test]
+    fn ranges_resolve_to_the_newest_release_they_admit() {
+        let k = embedded();
+        let newest = |spec: &str, cap: Option<&str>| k.newest_in_range(spec, cap.map(v));
+        assert_eq!(newest("torch>=2.1,<2.4", None), Some(v("2.3")));
+        assert_eq!(newest("\"torch<=2.4.1\"", None), Some(v("2.4")));
+        assert_eq!(newest("torch<2.4.1", None), Some(v("2.4")));
+        assert_eq!(newest("torch~=2.7.0", None), Some(v("2.7")));
+        assert_eq!(newest("torch~=2.7", Some("2.14")), Some(v("2.14")));
+        assert_eq!(newest("torch==2.5.*", None), Some(v("2.5")));
+        assert_eq!(newest("torch>=2.1,!=2.3.*,<2.4", None), Some(v("2.2")));
+        // Nothing admitted, an exact pin, a local label: not judged.
+        assert_eq!(newest("torch>=3", None), None);
+        assert_eq!(newest("torch==2.5.1", None), None);
+        assert_eq!(newest("torch<2.4+cu121", None), None);
+        // The image's Python caps an open range.
+        assert_eq!(newest("torch>=2.1", Some("2.4")), Some(v("2.4")));
     }
 
     #[test]

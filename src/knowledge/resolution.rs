@@ -1,5 +1,6 @@
 //! Resolution: what pip and apt install when a Dockerfile leaves the choice
-//! to them (`rules/resolution.toml`): which torch a torchvision pin pulls,
+//! to them (`rules/resolution.toml`): how pip and uv pick among indexes,
+//! which torch a torchvision or vLLM pin pulls,
 //! which CUDA and cuDNN a system-CUDA framework release loads, which apt
 //! names are the distribution's own CUDA, and which NVIDIA repository
 //! packages come in one build per CUDA release.
@@ -20,6 +21,10 @@ pub struct ResolutionKnowledge {
     pub torch_companions: Vec<TorchCompanion>,
     #[serde(default)]
     pub torch_pinners: NameList,
+    #[serde(default)]
+    pub installers: Vec<Installer>,
+    #[serde(default)]
+    pub torch_pins: Vec<TorchPins>,
     #[serde(default)]
     pub system_frameworks: Vec<SystemFramework>,
     #[serde(default)]
@@ -49,6 +54,60 @@ pub struct PythonNewest {
     /// (package, `major.minor`).
     pub newest: Vec<(String, Version)>,
     pub source: String,
+}
+
+/// A package whose every release pins one torch release (`vllm==0.6.3`
+/// requires `torch==2.4.0`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TorchPins {
+    pub package: String,
+    /// (package release `X.Y.Z`, the torch release it pins).
+    pub releases: Vec<(Version, Version)>,
+    pub source: String,
+}
+
+/// How a Python installer picks among indexes that have the same package.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IndexStrategy {
+    /// The highest version across all indexes (pip).
+    BestMatch,
+    /// Only the first index that has the package, extra indexes before the
+    /// default one (uv's default).
+    FirstIndex,
+    /// The first index with a version that satisfies the requirement.
+    FirstMatch,
+}
+
+/// One installer's index rules (`pip`, `uv`).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Installer {
+    /// The manager's data name (`PackageManager::name`).
+    pub manager: String,
+    /// What it does when nothing changes it.
+    pub strategy: IndexStrategy,
+    #[serde(default)]
+    pub strategy_option: Option<String>,
+    #[serde(default)]
+    pub strategy_env: Option<String>,
+    /// (value of the option or variable, strategy).
+    #[serde(default)]
+    pub strategies: Vec<(String, IndexStrategy)>,
+    /// Environment variables it reads indexes from.
+    pub index_env: Vec<String>,
+    pub source: String,
+}
+
+impl Installer {
+    /// The strategy a value of `strategy_option`/`strategy_env` names.
+    pub fn strategy_named(&self, value: &str) -> Option<IndexStrategy> {
+        self.strategies
+            .iter()
+            .find(|(name, _)| name == value.trim_matches(['"', '\'']))
+            .map(|(_, strategy)| *strategy)
+    }
 }
 
 /// Signs of another Python than the distribution's.
@@ -195,6 +254,12 @@ impl ResolutionKnowledge {
         if !other.torch_pinners.names.is_empty() {
             self.torch_pinners = other.torch_pinners;
         }
+        merge_by(&mut self.installers, other.installers, |a, b| {
+            a.manager == b.manager
+        });
+        merge_by(&mut self.torch_pins, other.torch_pins, |a, b| {
+            a.package == b.package
+        });
         merge_by(
             &mut self.system_frameworks,
             other.system_frameworks,
@@ -240,6 +305,37 @@ impl ResolutionKnowledge {
             .iter()
             .find(|(own, _)| *own == release)
             .map(|(_, torch)| (*torch, companion.source.as_str()))
+    }
+
+    /// The torch release that `package`'s `release` pins, with the table's
+    /// source (`vllm` `0.6.3` → `2.4.0`). A release written with fewer
+    /// parts (`0.6`) matches the newest patch the table has.
+    pub fn torch_pinned_by(&self, package: &str, release: Version) -> Option<(Version, &str)> {
+        let entry = self
+            .torch_pins
+            .iter()
+            .find(|p| normalize(&p.package) == normalize(package))?;
+        entry
+            .releases
+            .iter()
+            .filter(|(own, _)| match release.written {
+                3 => *own == release,
+                _ => own.major_minor() == release.major_minor(),
+            })
+            .max_by_key(|(own, _)| *own)
+            .map(|(_, torch)| (*torch, entry.source.as_str()))
+    }
+
+    /// Whether `package` has a table of the torch each release pins.
+    pub fn has_torch_pins(&self, package: &str) -> bool {
+        self.torch_pins
+            .iter()
+            .any(|p| normalize(&p.package) == normalize(package))
+    }
+
+    /// The index rules of a Python installer (`pip`, `uv`).
+    pub fn installer(&self, manager: &str) -> Option<&Installer> {
+        self.installers.iter().find(|i| i.manager == manager)
     }
 
     /// Whether `package` is a torch companion (`torchvision`, `torchaudio`).
@@ -384,6 +480,52 @@ mod tests {
         assert!(k
             .framework_build("numpy", None, true, Some("ubuntu22.04"))
             .is_none());
+    }
+
+    #[test]
+    fn installers_pick_indexes_by_their_own_rule() {
+        let k = Knowledge::embedded().unwrap().resolution;
+        let pip = k.installer("pip").unwrap();
+        assert_eq!(pip.strategy, IndexStrategy::BestMatch);
+        assert!(pip.index_env.iter().any(|e| e == "PIP_EXTRA_INDEX_URL"));
+        assert!(!pip.index_env.iter().any(|e| e.starts_with("UV_")));
+        let uv = k.installer("uv").unwrap();
+        assert_eq!(uv.strategy, IndexStrategy::FirstIndex);
+        assert_eq!(uv.strategy_option.as_deref(), Some("--index-strategy"));
+        assert_eq!(
+            uv.strategy_named("unsafe-best-match"),
+            Some(IndexStrategy::BestMatch)
+        );
+        assert_eq!(
+            uv.strategy_named("\"unsafe-first-match\""),
+            Some(IndexStrategy::FirstMatch)
+        );
+        // The old spelling of the default.
+        assert_eq!(
+            uv.strategy_named("first-match"),
+            Some(IndexStrategy::FirstIndex)
+        );
+        assert_eq!(uv.strategy_named("best"), None);
+        assert!(!uv.index_env.iter().any(|e| e.starts_with("PIP_")));
+    }
+
+    #[test]
+    fn vllm_releases_name_the_torch_they_pin() {
+        let k = Knowledge::embedded().unwrap().resolution;
+        let torch = |release: &str| k.torch_pinned_by("vllm", v(release)).map(|t| t.0);
+        assert_eq!(torch("0.6.3"), Some(v("2.4.0")));
+        assert_eq!(torch("0.10.2"), Some(v("2.8.0")));
+        // 0.11.0 and 0.11.1 pin different torch releases.
+        assert_eq!(torch("0.11.0"), Some(v("2.8.0")));
+        assert_eq!(torch("0.11.1"), Some(v("2.9.0")));
+        // A release written as `major.minor` is its newest patch.
+        assert_eq!(torch("0.11"), Some(v("2.9.0")));
+        assert_eq!(torch("0.21.0"), None);
+        assert_eq!(torch("0.2.7"), None);
+        assert!(k.has_torch_pins("vLLM"));
+        assert!(!k.has_torch_pins("xformers"));
+        let (newest, _) = k.newest_release("ubuntu22.04", "vllm").unwrap();
+        assert_eq!(torch(&newest.to_string()), Some(v("2.13.0")));
     }
 
     #[test]

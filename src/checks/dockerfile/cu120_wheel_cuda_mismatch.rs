@@ -62,10 +62,20 @@ fn build_advice(ctx: &DockerfileContext<'_>, pin: &StagePin, have: Version) -> S
                 "no torch release in cudalint's data has a `{tag}` build: start from a base image of the wheel's CUDA"
             ),
         },
+        None if pins_torch(ctx, &pin.text) => format!(
+            "start from a CUDA {} base image, the CUDA of PyPI's build of the torch this release pins (its PyPI wheels are built against that torch)",
+            pin.pin.cuda
+        ),
         None => format!(
             "install the build for CUDA {have} (PyTorch: `--index-url {TORCH_INDEX}{tag}` where the release has one), or start from a base image of the package's CUDA"
         ),
     }
+}
+
+/// A requirement of a package whose releases pin torch (vLLM).
+fn pins_torch(ctx: &DockerfileContext<'_>, spec: &str) -> bool {
+    PackageKnowledge::requirement_terms(spec)
+        .is_some_and(|(name, _, _)| ctx.knowledge.resolution.has_torch_pins(&name))
 }
 
 /// A requirement of torch without an exact release (`torch`, `torch>=2`).
@@ -84,11 +94,15 @@ fn torch_release(spec: &str) -> Option<Version> {
     Version::parse(public).map(|v| v.major_minor())
 }
 
-fn with_resolution(mut diagnostic: Diagnostic, pin: &StagePin) -> Diagnostic {
+fn with_resolution(
+    ctx: &DockerfileContext<'_>,
+    mut diagnostic: Diagnostic,
+    pin: &StagePin,
+) -> Diagnostic {
     if let Some(resolution) = &pin.resolution {
         diagnostic.notes.insert(0, resolution.clone());
     }
-    if let Some(prediction) = prediction(pin) {
+    if let Some(prediction) = prediction(ctx, pin) {
         diagnostic = diagnostic.with_prediction(prediction);
     }
     diagnostic
@@ -96,8 +110,9 @@ fn with_resolution(mut diagnostic: Diagnostic, pin: &StagePin) -> Diagnostic {
 
 /// What the built image holds if the finding is right: the pinned package as a build for the
 /// pin's CUDA. An index URL of PyTorch's pins torch; a variant that uses the image's own CUDA
-/// (`pin.system`) brings no CUDA build to check.
-fn prediction(pin: &StagePin) -> Option<Prediction> {
+/// (`pin.system`) brings no CUDA build to check. A package that pins torch
+/// (vLLM) stands for the torch it pulls in.
+fn prediction(ctx: &DockerfileContext<'_>, pin: &StagePin) -> Option<Prediction> {
     if pin.pin.system {
         return None;
     }
@@ -107,6 +122,7 @@ fn prediction(pin: &StagePin) -> Option<Prediction> {
         let (name, _, _) = PackageKnowledge::requirement_terms(&pin.text)?;
         match normalize(&name).as_str() {
             "pytorch" | "pytorch-cuda" => "torch".to_string(),
+            name if ctx.knowledge.resolution.has_torch_pins(name) => "torch".to_string(),
             name => name.to_string(),
         }
     };
@@ -191,7 +207,7 @@ impl DockerfileRule for WheelCudaMismatch {
                 }
                 let wanted = pin.pin.cuda;
                 let diagnostic = if wanted.major() != base.version.major() {
-                    with_resolution(major_mismatch(ctx, &pin, &base), &pin)
+                    with_resolution(ctx, major_mismatch(ctx, &pin, &base), &pin)
                 } else if wanted.written >= 2
                     && !pin.pin.system
                     && wanted.minor() > base.version.minor()
@@ -200,7 +216,7 @@ impl DockerfileRule for WheelCudaMismatch {
                     // the newer base (minor-version compatibility); often
                     // no build for the base's minor exists. A newer one
                     // raises the driver floor above what the base states.
-                    with_resolution(minor_mismatch(ctx, &pin, &base), &pin)
+                    with_resolution(ctx, minor_mismatch(ctx, &pin, &base), &pin)
                 } else {
                     continue;
                 };

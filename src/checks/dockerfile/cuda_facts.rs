@@ -1,6 +1,8 @@
 //! CUDA facts about a stage that the toolkit rules (CU120, CU121, CU132)
 //! share: which CUDA the stage's base provides, and which CUDA its pip/uv/
-//! conda installs (as the model's `package_installs` reads them) pin.
+//! conda installs (as the model's `package_installs` reads them) pin, as
+//! the installer's index rule resolves them (pip's best match, uv's first
+//! index) and through packages that pin torch (vLLM).
 
 use crate::checks::dockerfile::support::{base_facts, root_image};
 use crate::checks::DockerfileContext;
@@ -8,6 +10,7 @@ use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::{PackageInstall, PackageManager};
 use crate::knowledge::packages::{CudaPin, ExtraIndexTorch, PackageKnowledge, PypiTorch, SpecCuda};
+use crate::knowledge::resolution::{IndexStrategy, Installer};
 use crate::knowledge::Version;
 use crate::source::Span;
 
@@ -56,19 +59,6 @@ pub struct StagePin {
     pub resolution: Option<String>,
 }
 
-/// Environment variables that point pip/uv at another index than PyPI
-/// (pip's `PIP_<OPTION>` convention; uv's `UV_*` settings): with one set,
-/// a bare `torch==2.5.1` need not be PyPI's build.
-const INDEX_ENV_VARS: &[&str] = &[
-    "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL",
-    "PIP_FIND_LINKS",
-    "UV_INDEX_URL",
-    "UV_EXTRA_INDEX_URL",
-    "UV_INDEX",
-    "UV_DEFAULT_INDEX",
-    "UV_TORCH_BACKEND",
-];
 /// uv's `--torch-backend cu126` picks the PyTorch index for that CUDA.
 const TORCH_BACKEND_OPTION: &str = "--torch-backend";
 
@@ -83,9 +73,12 @@ pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
                 .map_or(&[][..], |c| c.assignments.as_slice());
             let found = if install.manager.is_python() {
                 let mut found = python_pins(ctx, stage, assignments, install);
-                if let Some(newest) = unpinned_torch_pin(ctx, stage, run, assignments, install) {
-                    if !found.iter().any(|(w, _, _)| w.span == newest.0.span) {
-                        found.push(newest);
+                let derived = unpinned_torch_pin(ctx, stage, run, assignments, install)
+                    .into_iter()
+                    .chain(pinned_torch_pin(ctx, stage, run, assignments, install));
+                for pin in derived {
+                    if !found.iter().any(|(w, _, _)| w.span == pin.0.span) {
+                        found.push(pin);
                     }
                 }
                 found
@@ -119,14 +112,95 @@ const PRIMARY_INDEX_OPTIONS: &[&str] = &["-i", "--index-url", "--default-index"]
 /// without `--pre`.
 const NIGHTLY_INDEX_SEGMENT: &str = "/whl/nightly/";
 
+/// The index rule an install follows: its installer's (pip's, uv's) and
+/// the strategy in force, from the command's option, the environment or
+/// the installer's default.
+#[derive(Clone, Debug)]
+pub(crate) struct IndexRule<'k> {
+    pub strategy: IndexStrategy,
+    pub installer: &'k Installer,
+    /// How the strategy was chosen, for messages: "the default", "`--index-strategy unsafe-best-match`".
+    pub chosen_by: Option<String>,
+}
+
+impl IndexRule<'_> {
+    /// Who decided, for messages: "pip", "uv (index strategy `first-index`, its default)".
+    fn who(&self) -> String {
+        let name = &self.installer.manager;
+        match &self.chosen_by {
+            Some(by) => format!("{name} with {by}"),
+            None => match self
+                .installer
+                .strategies
+                .iter()
+                .find(|(_, strategy)| *strategy == self.strategy)
+            {
+                Some((value, _)) => format!("{name} (index strategy `{value}`, its default)"),
+                None => name.clone(),
+            },
+        }
+    }
+
+    /// Whether an environment variable the installer reads indexes from is
+    /// set in the stage or on the command.
+    fn env_index(&self, stage: &Stage, assignments: &[(String, String)]) -> bool {
+        stage.env.iter().chain(assignments).any(|(key, value)| {
+            self.installer.index_env.iter().any(|e| e == key) && !value.trim().is_empty()
+        })
+    }
+}
+
+/// The index rule of a pip/uv/pipx install (pipx runs pip).
+pub(crate) fn index_rule<'k>(
+    ctx: &DockerfileContext<'k>,
+    stage: &Stage,
+    assignments: &[(String, String)],
+    install: &PackageInstall,
+) -> Option<IndexRule<'k>> {
+    let manager = match install.manager {
+        PackageManager::Pipx => PackageManager::Pip,
+        other => other,
+    };
+    let installer = ctx.knowledge.resolution.installer(manager.name())?;
+    let from_option = installer.strategy_option.as_deref().and_then(|option| {
+        let (_, value) = option_value(install, option)?;
+        Some((
+            installer.strategy_named(value)?,
+            format!("`{option} {value}`"),
+        ))
+    });
+    let from_env = || {
+        let var = installer.strategy_env.as_deref()?;
+        let value = assignments
+            .iter()
+            .rev()
+            .find(|(key, _)| key == var)
+            .map(|(_, value)| value.as_str())
+            .or_else(|| stage.env_value(var))?;
+        Some((installer.strategy_named(value)?, format!("`{var}={value}`")))
+    };
+    let (strategy, chosen_by) = match from_option.or_else(from_env) {
+        Some((strategy, by)) => (strategy, Some(by)),
+        None => (installer.strategy, None),
+    };
+    Some(IndexRule {
+        strategy,
+        installer,
+        chosen_by,
+    })
+}
+
 /// Pins of a pip/uv install: its index URLs, uv's `--torch-backend`, and
 /// its requirements (read as PyPI builds only when no other index is in
 /// play, from the command line or the environment).
 ///
-/// pip (not uv, which takes a package from the first index that has it)
-/// with PyTorch's index only as `--extra-index-url` takes the highest
-/// version across PyPI and that index: the index's CUDA applies to a torch
-/// requirement only where the index has the release pip picks.
+/// Where PyTorch's index is an extra index next to PyPI, the installer's
+/// index rule (`rules/resolution.toml` `installers`) decides which index a
+/// torch requirement comes from: pip (and uv with `unsafe-best-match`)
+/// take the highest version across both, so the index's CUDA applies only
+/// where the index has the release picked; uv by default takes torch only
+/// from the first index that has it, the extra index before PyPI, so the
+/// index's CUDA applies, and a release the index lacks does not resolve.
 fn python_pins<'i>(
     ctx: &DockerfileContext<'_>,
     stage: &Stage,
@@ -134,55 +208,118 @@ fn python_pins<'i>(
     install: &'i PackageInstall,
 ) -> Vec<FoundPin<'i>> {
     let packages = &ctx.knowledge.packages;
+    let rule = index_rule(ctx, stage, assignments, install);
+    let strategy = rule.as_ref().map(|r| r.strategy);
     let backend = option_value(install, TORCH_BACKEND_OPTION);
     let pre = install.has_option("--pre");
-    // Index URLs pip would actually consult, with whether each replaces PyPI.
+    // Index URLs the installer would actually consult, with whether each
+    // replaces PyPI. A best-match installer ignores the nightly index's
+    // pre-releases without `--pre` when PyPI has final releases.
     let indexes: Vec<(&String, bool)> = install
         .index_urls
         .iter()
         .map(|url| (url, is_primary_index(install, url)))
         .filter(|(url, primary)| {
             *primary
-                || install.manager != PackageManager::Pip
+                || strategy == Some(IndexStrategy::FirstIndex)
                 || pre
                 || !url.contains(NIGHTLY_INDEX_SEGMENT)
         })
         .collect();
     let has_primary = indexes.iter().any(|(_, primary)| *primary);
-    let env_index = stage
-        .env
-        .iter()
-        .chain(assignments)
-        .any(|(key, value)| INDEX_ENV_VARS.contains(&key.as_str()) && !value.trim().is_empty());
+    let env_index = rule
+        .as_ref()
+        .is_some_and(|rule| rule.env_index(stage, assignments));
     let other_index = !indexes.is_empty() || backend.is_some() || env_index;
-    let pip_extra_only = install.manager == PackageManager::Pip && !has_primary && !env_index;
+    // The resolution is modelled where every index is in the command, and
+    // (for a best-match installer) PyPI is one of them.
+    let modelled = match &rule {
+        Some(rule) if !env_index => rule.strategy != IndexStrategy::BestMatch || !has_primary,
+        _ => false,
+    };
+    let torch_words: Vec<(&Word, String)> = install
+        .packages
+        .iter()
+        .filter(|p| !p.is_location)
+        .map(|p| (&p.word, torch_spec(ctx, &p.word.text)))
+        .filter(|(_, spec)| {
+            PackageKnowledge::requirement_terms(spec).is_some_and(|(name, _, _)| name == "torch")
+        })
+        .collect();
     let mut found: Vec<FoundPin<'i>> = Vec::new();
-    for (url, _) in &indexes {
+    // The extra index a first-index installer takes torch from: the first
+    // of PyTorch's (a CPU one included).
+    let first_torch_index = indexes
+        .iter()
+        .find(|(url, primary)| !*primary && packages.classify_index_url(url).is_some())
+        .map(|(url, _)| *url);
+    for (url, primary) in &indexes {
         let (Some(word), Some(SpecCuda::Pin(pin))) =
             (value_word(install, url), packages.classify_index_url(url))
         else {
             continue;
         };
-        if !pip_extra_only {
+        let Some(rule) = rule.as_ref().filter(|_| modelled && !*primary) else {
             found.push((word, pin, None));
             continue;
-        }
-        for package in install.packages.iter().filter(|p| !p.is_location) {
-            let spec = torch_spec(ctx, &package.word.text);
-            match packages.torch_with_extra_index(&spec, pin.cuda) {
-                Some(ExtraIndexTorch::FromIndex) => {
-                    found.push((word, pin.clone(), None));
+        };
+        match rule.strategy {
+            IndexStrategy::FirstIndex => {
+                // Only the first extra index with torch counts; torch comes
+                // from it or not at all.
+                if first_torch_index != Some(*url) {
+                    continue;
                 }
-                Some(ExtraIndexTorch::FromPypi(pypi)) => {
-                    let resolution = pypi_resolution(&package.word.text, &pypi, pin.cuda);
-                    let pypi_pin = CudaPin {
-                        cuda: pypi.cuda,
-                        system: false,
-                        source: format!("{}; {}", pypi.source, pin.source),
-                    };
-                    found.push((&package.word, pypi_pin, Some(resolution)));
+                if torch_words.is_empty() {
+                    found.push((word, pin, None));
+                    continue;
                 }
-                Some(ExtraIndexTorch::Unknown) | None => {}
+                let index_cuda = pin.cuda.major_minor();
+                let lacking = torch_words.iter().find_map(|(_, spec)| {
+                    let (_, exact, _) = PackageKnowledge::requirement_terms(spec)?;
+                    let builds = packages.torch_builds(exact?)?;
+                    (!builds.cuda.contains(&index_cuda)).then_some(exact?)
+                });
+                if lacking.is_some() {
+                    // The index has torch but not this release: the
+                    // install fails to resolve, no CUDA to compare.
+                    continue;
+                }
+                let resolution = first_index_resolution(ctx, rule, &torch_words[0].0.text, &pin);
+                found.push((word, with_rule_source(pin, rule), Some(resolution)));
+            }
+            IndexStrategy::BestMatch | IndexStrategy::FirstMatch => {
+                for (package_word, spec) in &torch_words {
+                    let open = PackageKnowledge::requirement_terms(spec)
+                        .is_some_and(|(_, exact, _)| exact.is_none());
+                    if rule.strategy == IndexStrategy::FirstMatch && open {
+                        // The index is searched first and has a torch
+                        // that satisfies a requirement without a release.
+                        let resolution =
+                            first_index_resolution(ctx, rule, &package_word.text, &pin);
+                        found.push((word, with_rule_source(pin.clone(), rule), Some(resolution)));
+                        continue;
+                    }
+                    match packages.torch_with_extra_index(spec, pin.cuda) {
+                        Some(ExtraIndexTorch::FromIndex) => {
+                            found.push((word, pin.clone(), None));
+                        }
+                        Some(ExtraIndexTorch::FromPypi(pypi)) => {
+                            let resolution =
+                                pypi_resolution(rule, &package_word.text, &pypi, pin.cuda);
+                            let pypi_pin = CudaPin {
+                                cuda: pypi.cuda,
+                                system: false,
+                                source: format!(
+                                    "{}; {}; {}",
+                                    pypi.source, pin.source, rule.installer.source
+                                ),
+                            };
+                            found.push((package_word, pypi_pin, Some(resolution)));
+                        }
+                        Some(ExtraIndexTorch::Unknown) | None => {}
+                    }
+                }
             }
         }
     }
@@ -204,21 +341,62 @@ fn python_pins<'i>(
     found
 }
 
-/// Why pip takes PyPI's torch although a PyTorch index is an extra index.
-fn pypi_resolution(spec: &str, pypi: &PypiTorch, index_cuda: Version) -> String {
+/// Why torch comes from the extra index under a first-index (or
+/// first-match, for a requirement without a release) rule.
+fn first_index_resolution(
+    ctx: &DockerfileContext<'_>,
+    rule: &IndexRule<'_>,
+    spec: &str,
+    pin: &CudaPin,
+) -> String {
+    let tag = cuda_tag(pin.cuda);
+    let newest = ctx
+        .knowledge
+        .packages
+        .newest_torch_build(pin.cuda)
+        .map(|last| format!(" (its newest is torch {last})"))
+        .unwrap_or_default();
+    let how = match rule.strategy {
+        IndexStrategy::FirstMatch => {
+            "takes a package from the first index with a version that satisfies the requirement"
+        }
+        _ => "takes a package only from the first index that has it",
+    };
+    format!(
+        "{} {how}, and searches `--extra-index-url` indexes before PyPI: `{spec}` comes from the {tag} index{newest}, a CUDA {} build, not from PyPI",
+        rule.who(),
+        pin.cuda,
+    )
+}
+
+/// The pin with the installer's index rule added to its sources.
+fn with_rule_source(mut pin: CudaPin, rule: &IndexRule<'_>) -> CudaPin {
+    pin.source = format!("{}; {}", pin.source, rule.installer.source);
+    pin
+}
+
+/// Why the installer takes PyPI's torch although a PyTorch index is an
+/// extra index.
+fn pypi_resolution(
+    rule: &IndexRule<'_>,
+    spec: &str,
+    pypi: &PypiTorch,
+    index_cuda: Version,
+) -> String {
     let tag = cuda_tag(index_cuda);
+    let who = rule.who();
     let last = match pypi.index_newest {
         Some(last) => format!(" (its newest is torch {last})"),
         None => String::new(),
     };
     if pypi.newest {
         format!(
-            "`{spec}` names no exact release, and pip takes the newest torch across PyPI and the extra index: PyPI's torch {} (a CUDA {} build), since the {tag} index has no torch {} wheels{last}",
+            "`{spec}` names no exact release, and {who} takes the newest torch across PyPI and the extra index: PyPI's torch {} (a CUDA {} build), since the {tag} index has no torch {} wheels{last}",
             pypi.release, pypi.cuda, pypi.release
         )
     } else {
         format!(
-            "the {tag} index has no torch {} wheels{last}, so pip takes `{spec}` from PyPI, a CUDA {} build; `--extra-index-url` adds an index, it does not pin the build",
+            "the {tag} index has no torch {} wheels{last}, so {who} takes `{spec}` from PyPI, a CUDA {} build; `--extra-index-url` adds an index, it does not pin the build",
             pypi.release, pypi.cuda
         )
     }
@@ -346,17 +524,17 @@ fn unpinned_torch_pin<'i>(
     {
         return None;
     }
+    let rule = index_rule(ctx, stage, assignments, install)?;
     let pre = install.has_option("--pre");
-    let nightly_only = install
-        .index_urls
-        .iter()
-        .all(|url| url.contains(NIGHTLY_INDEX_SEGMENT) && !pre && !is_primary_index(install, url));
-    let env_index = stage
-        .env
-        .iter()
-        .chain(assignments)
-        .any(|(key, value)| INDEX_ENV_VARS.contains(&key.as_str()) && !value.trim().is_empty());
-    if !nightly_only || env_index {
+    // A first-index installer takes torch from the nightly index when it
+    // is the first with torch; a best-match one ignores its pre-releases.
+    let nightly_only = install.index_urls.iter().all(|url| {
+        url.contains(NIGHTLY_INDEX_SEGMENT)
+            && !pre
+            && !is_primary_index(install, url)
+            && rule.strategy != IndexStrategy::FirstIndex
+    });
+    if !nightly_only || rule.env_index(stage, assignments) {
         return None;
     }
     let os = crate::checks::dockerfile::stack::distro_python_os(ctx, stage)?;
@@ -376,17 +554,32 @@ fn unpinned_torch_pin<'i>(
         if !is_torch {
             continue;
         }
-        // An exact pin (or a range with an upper bound) decides torch.
-        if exact.is_some() || !open {
+        // An exact pin decides torch; so does a companion's range, which
+        // the data does not follow.
+        if exact.is_some() || (!open && name != "torch") {
             return None;
         }
-        carrier.get_or_insert(&package.word);
+        if open {
+            carrier.get_or_insert(&package.word);
+        } else {
+            // A torch range holds back the companions too.
+            carrier = Some(&package.word);
+        }
     }
     let carrier = carrier?;
     if torch_installed_before(ctx, stage, run) {
         return None;
     }
     let (newest, python) = resolution.newest_release(&os, "torch")?;
+    // A range with an upper bound: the newest release it admits, up to the
+    // newest for the image's Python.
+    let bounded =
+        PackageKnowledge::requirement_terms(&carrier.text).is_some_and(|(_, _, open)| !open);
+    let newest = if bounded {
+        packages.newest_in_range(&carrier.text, Some(newest))?
+    } else {
+        newest
+    };
     let default = packages.pypi_default("torch", newest)?;
     let checked = ctx
         .knowledge
@@ -396,12 +589,19 @@ fn unpinned_torch_pin<'i>(
     let nightly = if install.index_urls.is_empty() {
         String::new()
     } else {
-        " (PyTorch's nightly index holds only pre-releases, which pip ignores without `--pre`)"
-            .to_string()
+        format!(
+            " (PyTorch's nightly index holds only pre-releases, which {} ignores without `--pre` when PyPI has final releases)",
+            rule.installer.manager
+        )
+    };
+    let which = if bounded {
+        "the newest torch on PyPI in that range"
+    } else {
+        "the newest torch on PyPI"
     };
     let resolution = format!(
-        "`{}` names no exact release, so pip installs the newest torch on PyPI for the image's Python {}{nightly}: torch {newest}, a CUDA {} build, as of {checked}",
-        carrier.text, python.python, default.cuda
+        "`{}` names no exact release, so {} installs {which} for the image's Python {}{nightly}: torch {newest}, a CUDA {} build, as of {checked}",
+        carrier.text, rule.installer.manager, python.python, default.cuda
     );
     Some((
         carrier,
@@ -418,15 +618,10 @@ fn unpinned_torch_pin<'i>(
 /// built on, installs torch or a torch companion (pip then keeps that torch
 /// for an unpinned requirement).
 fn torch_installed_before(ctx: &DockerfileContext<'_>, stage: &Stage, run: usize) -> bool {
-    let resolution = &ctx.knowledge.resolution;
     let installs_torch = |step: &crate::dockerfile::model::RunStep| {
-        step.installs.iter().any(|install| {
-            install.packages.iter().any(|p| {
-                let name = p.distribution().unwrap_or_default();
-                let name = crate::knowledge::resolution::normalize(name);
-                name == "torch" || name == "pytorch" || resolution.is_torch_companion(&name)
-            })
-        })
+        step.installs
+            .iter()
+            .any(|install| install_brings_torch(ctx, install))
     };
     if stage.runs.iter().take(run).any(installs_torch) {
         return true;
@@ -437,4 +632,118 @@ fn torch_installed_before(ctx: &DockerfileContext<'_>, stage: &Stage, run: usize
         .skip(1)
         .filter_map(|index| ctx.model.stages.get(index))
         .any(|parent| parent.runs.iter().any(installs_torch))
+}
+
+/// The torch a package that pins torch exactly pulls in (`vllm==0.6.3`
+/// requires `torch==2.4.0`; `rules/resolution.toml` `torch_pins`), as PyPI's
+/// build of that release. Said only where PyPI is the only index (none on
+/// the command line or in the installer's environment variables, no
+/// requirement or constraint file, no `--no-deps`), the install names no
+/// torch release of its own, the base is a plain `nvidia/cuda` image, no
+/// other install in the stage and none in the stages it is built on brings
+/// torch (pip keeps an installed torch that satisfies the pin; a later one
+/// replaces it). An unpinned requirement
+/// (or one with only lower bounds) is the newest release for the image's
+/// Python, as of the knowledge's `checked` date.
+fn pinned_torch_pin<'i>(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    run: usize,
+    assignments: &[(String, String)],
+    install: &'i PackageInstall,
+) -> Option<FoundPin<'i>> {
+    let packages = &ctx.knowledge.packages;
+    let resolution = &ctx.knowledge.resolution;
+    let rule = index_rule(ctx, stage, assignments, install)?;
+    if install.no_deps
+        || !install.requirement_files.is_empty()
+        || !install.constraint_files.is_empty()
+        || !install.index_urls.is_empty()
+        || option_value(install, TORCH_BACKEND_OPTION).is_some()
+        || rule.env_index(stage, assignments)
+    {
+        return None;
+    }
+    if base_facts(ctx, stage)?.family != "nvidia/cuda" {
+        return None;
+    }
+    let mut carrier: Option<(&Word, String, Option<Version>, bool)> = None;
+    for package in install.packages.iter().filter(|p| !p.is_location) {
+        let Some((name, exact, open)) = PackageKnowledge::requirement_terms(&package.word.text)
+        else {
+            continue;
+        };
+        let torch = torch_spec(ctx, &package.word.text);
+        let names_torch = PackageKnowledge::requirement_terms(&torch)
+            .is_some_and(|(torch_name, exact, _)| torch_name == "torch" && exact.is_some());
+        if names_torch || torch.contains('+') && name == "torch" {
+            // The command names a torch release itself.
+            return None;
+        }
+        if resolution.has_torch_pins(&name) && carrier.is_none() {
+            carrier = Some((&package.word, name, exact, open));
+        }
+    }
+    let (word, name, exact, open) = carrier?;
+    // Another install of torch in the stage, before (pip keeps a torch that
+    // satisfies the pin) or after (it replaces vLLM's), decides instead.
+    let other_torch = stage
+        .runs
+        .iter()
+        .flat_map(|step| &step.installs)
+        .any(|other| !std::ptr::eq(other, install) && install_brings_torch(ctx, other));
+    if other_torch || torch_installed_before(ctx, stage, run) {
+        return None;
+    }
+    let checked = ctx
+        .knowledge
+        .checked
+        .as_deref()
+        .unwrap_or("the knowledge's date");
+    let (release, newest) = match exact {
+        Some(release) => (release, None),
+        None if open => {
+            let os = crate::checks::dockerfile::stack::distro_python_os(ctx, stage)?;
+            let (release, python) = resolution.newest_release(&os, &name)?;
+            (release, Some(python))
+        }
+        None => return None,
+    };
+    let (torch, pins_source) = resolution.torch_pinned_by(&name, release)?;
+    let default = packages.pypi_default("torch", torch)?;
+    let installer = &rule.installer.manager;
+    let chosen = match newest {
+        Some(python) => format!(
+            "`{}` names no exact release, so {installer} installs the newest {name} on PyPI for the image's Python {}, {name} {release} (as of {checked}), which",
+            word.text, python.python
+        ),
+        None => format!("`{}`", word.text),
+    };
+    let note = format!(
+        "{chosen} requires `torch=={torch}`, and {installer} takes that torch from PyPI: a CUDA {} build",
+        default.cuda
+    );
+    let mut source = format!("{pins_source}; {}", default.source);
+    if let Some(python) = newest {
+        source = format!("{source}; {}", python.source);
+    }
+    Some((
+        word,
+        CudaPin {
+            cuda: default.cuda,
+            system: false,
+            source,
+        },
+        Some(note),
+    ))
+}
+
+/// Whether an install names torch or a torch companion.
+fn install_brings_torch(ctx: &DockerfileContext<'_>, install: &PackageInstall) -> bool {
+    let resolution = &ctx.knowledge.resolution;
+    install.packages.iter().any(|p| {
+        let name = p.distribution().unwrap_or_default();
+        let name = crate::knowledge::resolution::normalize(name);
+        name == "torch" || name == "pytorch" || resolution.is_torch_companion(&name)
+    })
 }
