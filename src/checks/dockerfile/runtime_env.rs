@@ -56,6 +56,12 @@ impl Setting<'_> {
         if !self.value.contains('$') {
             return Some(self.value.to_string());
         }
+        // `${KEY:+$KEY,}graphics` keeps what the base image set, which the model does not know
+        // (BuildKit expands it from the base's config): the result is unknown.
+        let key = self.key;
+        if self.value.contains(&format!("${key}")) || self.value.contains(&format!("${{{key}")) {
+            return None;
+        }
         target
             .env_value(self.key)
             .filter(|v| !v.contains('$'))
