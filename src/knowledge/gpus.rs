@@ -211,6 +211,18 @@ impl Gpus {
         })
     }
 
+    /// The fleet named by `--gpu` / `[target] gpus` values, by compute capability, each capability
+    /// once; a value that does not parse is left out (the CLI has already rejected it).
+    pub fn targets(&self, names: &[String]) -> Vec<TargetGpu> {
+        let mut targets: Vec<TargetGpu> = names
+            .iter()
+            .filter_map(|gpu| self.parse_target(gpu).ok())
+            .collect();
+        targets.sort_by_key(|gpu| gpu.capability);
+        targets.dedup_by_key(|gpu| gpu.capability);
+        targets
+    }
+
     /// A `--gpu` value: `sm_90`, `9.0` or a product name. The error lists close names.
     pub fn parse_target(&self, text: &str) -> Result<TargetGpu, String> {
         if let Some(capability) = Capability::parse(text) {

@@ -147,16 +147,7 @@ fn help(
 
 /// The fleet (the CLI has already rejected unknown names).
 fn targets(ctx: &DockerfileContext<'_>) -> Vec<TargetGpu> {
-    let fleet = Gpus::embedded();
-    let mut targets: Vec<TargetGpu> = ctx
-        .settings
-        .target_gpus
-        .iter()
-        .filter_map(|gpu| fleet.parse_target(gpu).ok())
-        .collect();
-    targets.sort_by_key(|gpu| gpu.capability);
-    targets.dedup_by_key(|gpu| gpu.capability);
-    targets
+    Gpus::embedded().targets(&ctx.settings.target_gpus)
 }
 
 impl DockerfileRule for ArchListMissesTargetGpu {

@@ -14,16 +14,7 @@ use crate::knowledge::Version;
 
 /// The target GPUs (the CLI has already rejected unknown names).
 pub fn targets(ctx: &ImageContext<'_>) -> Vec<TargetGpu> {
-    let fleet = Gpus::embedded();
-    let mut targets: Vec<TargetGpu> = ctx
-        .settings
-        .target_gpus
-        .iter()
-        .filter_map(|gpu| fleet.parse_target(gpu).ok())
-        .collect();
-    targets.sort_by_key(|gpu| gpu.capability);
-    targets.dedup_by_key(|gpu| gpu.capability);
-    targets
+    Gpus::embedded().targets(&ctx.settings.target_gpus)
 }
 
 /// The target driver, if one is given.
