@@ -93,8 +93,7 @@ fn cudalint(args: &[&str], today: &str, dir: &std::path::Path) -> std::process::
 }
 
 fn temp_dir(name: &str) -> std::path::PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("cudalint-knowledge-{name}-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("knowledge-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::write(
         dir.join("Dockerfile"),

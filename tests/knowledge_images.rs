@@ -37,7 +37,7 @@ fn embedded() -> Knowledge {
 }
 
 fn user_file(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("cudalint-kimg-{}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("knowledge-images");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
