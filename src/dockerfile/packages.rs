@@ -161,7 +161,9 @@ const APT_VALUE_OPTIONS: &[&str] = &[
     "-c",
     "--config-file",
 ];
-const PIP_VALUE_OPTIONS: &[&str] = &[
+/// pip's and uv's options whose value is the next word (also read by the build-step checks).
+pub const PIP_VALUE_OPTIONS: &[&str] = &[
+    "--build-option",
     "-r",
     "--requirement",
     "-c",

@@ -664,23 +664,16 @@ pub fn scan_bytes(bytes: &[u8], ranges: Vec<(u64, u64)>) -> Option<GpuCode> {
 /// containers: from the start of the first range on, skipping what the scanner does not need. Rewinds
 /// first where the file is already past it; `None` when it cannot, or when there is no container.
 pub fn scan_file(file: &mut dyn FileBytes, ranges: Vec<(u64, u64)>) -> io::Result<Option<GpuCode>> {
-    let size = file.size();
-    let mut scanner = Scanner::new(ranges, size);
-    let Some((first, _)) = scanner.wanted(0, size) else {
+    let Some((first, _)) = Scanner::new(ranges.clone(), file.size()).wanted(0, file.size()) else {
         return Ok(None);
     };
     if first < file.position() && !file.rewind()? {
         return Ok(None);
     }
-    let mut chunk = Vec::new();
-    while let Some((start, end)) = scanner.wanted(file.position(), size) {
-        file.skip_to(start)?;
-        let len = (end - start).min(CHUNK as u64) as usize;
-        chunk.resize(len, 0);
-        file.read_exact(&mut chunk)?;
-        scanner.feed(start, &chunk);
-    }
-    Ok(scanner.finish())
+    // The tap's skip reads what the scanner wants on the way: skipping to the end is the search.
+    let mut tap = Tap::new(file);
+    tap.watch(ranges);
+    tap.finish()
 }
 
 /// The file the ELF reader reads, with a [`Scanner`] looking over its shoulder once

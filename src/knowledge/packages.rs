@@ -653,7 +653,7 @@ fn cuda_of_version_text(text: &str) -> Option<Version> {
 }
 
 /// PEP 503/685 normalisation: lower case, runs of `-_.` as one `-`.
-fn normalize(name: &str) -> String {
+pub fn normalize(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for c in name.chars() {
         if matches!(c, '-' | '_' | '.') {

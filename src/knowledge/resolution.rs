@@ -414,20 +414,8 @@ impl ResolutionKnowledge {
     }
 }
 
-/// PEP 503 normalisation: lower case, runs of `-_.` as one `-`.
-pub fn normalize(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        if matches!(c, '-' | '_' | '.') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
-        } else {
-            out.push(c.to_ascii_lowercase());
-        }
-    }
-    out
-}
+/// PEP 503 normalisation, as the packages knowledge does it.
+pub use super::packages::normalize;
 
 #[cfg(test)]
 mod tests {

@@ -336,7 +336,7 @@ fn build_target(words: &[Word]) -> Option<(String, bool, bool)> {
                 if std::mem::take(&mut skip) {
                     continue;
                 }
-                if PIP_VALUE_OPTIONS.contains(&word) {
+                if crate::dockerfile::packages::PIP_VALUE_OPTIONS.contains(&word) {
                     skip = true;
                 } else if word == "-e" || word == "--editable" {
                     continue;
@@ -382,36 +382,6 @@ fn build_target(words: &[Word]) -> Option<(String, bool, bool)> {
         _ => None,
     }
 }
-
-/// pip and uv options whose value is the next word.
-const PIP_VALUE_OPTIONS: &[&str] = &[
-    "-r",
-    "--requirement",
-    "-c",
-    "--constraint",
-    "-i",
-    "--index-url",
-    "--extra-index-url",
-    "-f",
-    "--find-links",
-    "-t",
-    "--target",
-    "--prefix",
-    "--root",
-    "--no-binary",
-    "--only-binary",
-    "--config-settings",
-    "-C",
-    "--global-option",
-    "--build-option",
-    "--python",
-    "-p",
-    "--index",
-    "--upgrade-strategy",
-    "--cache-dir",
-    "--src",
-    "--trusted-host",
-];
 
 /// A path, directory or VCS URL (not a wheel file): pip builds it.
 fn is_source_location(word: &str) -> bool {
