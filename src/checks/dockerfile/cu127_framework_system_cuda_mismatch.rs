@@ -51,13 +51,17 @@ impl DockerfileRule for FrameworkSystemCudaMismatch {
             let mut seen: Vec<String> = Vec::new();
             for run in &stage.runs {
                 for install in run.installs.iter().filter(|i| i.manager.is_python()) {
-                    if from_other_index(stage, install) {
-                        continue;
-                    }
+                    let other_index = from_other_index(stage, install);
                     for package in install.packages.iter().filter(|p| !p.is_location) {
                         let Some(build) = resolve(ctx, package, python_os.as_deref()) else {
                             continue;
                         };
+                        // Another index may hold other builds of a release;
+                        // a name that carries its CUDA (`cupy-cuda12x`) is
+                        // the same build wherever it comes from.
+                        if other_index && build.release.is_some() {
+                            continue;
+                        }
                         if seen.contains(&package.name) {
                             continue;
                         }
@@ -110,20 +114,24 @@ fn judge(
     cudnn: Option<Option<u32>>,
 ) -> Option<Diagnostic> {
     let entry = build.entry;
-    let release = if build.newest {
-        let checked = ctx
-            .knowledge
-            .checked
-            .as_deref()
-            .unwrap_or("the knowledge's date");
-        format!(
-            "names no exact release, so pip installs the newest for the image's Python, {} {} (as of {checked}), which",
-            entry.package, build.release
-        )
-    } else {
-        format!("{} {}", entry.package, build.release)
+    let release = match build.release {
+        Some(release) if build.newest => {
+            let checked = ctx
+                .knowledge
+                .checked
+                .as_deref()
+                .unwrap_or("the knowledge's date");
+            format!(
+                "names no exact release, so pip installs the newest for the image's Python, {} {release} (as of {checked}), which",
+                entry.package
+            )
+        }
+        Some(release) => format!("{} {release}", entry.package),
+        // The name carries the CUDA (`cupy-cuda11x`): every release.
+        None => format!("every {} release", normalize(&package.name)),
     };
-    let (wanted, have) = (entry.cuda, base.version);
+    let library = entry.library();
+    let (wanted, have) = (build.cuda, base.version);
     // CUDA 10 and older name their runtime by major and minor
     // (`libcudart.so.10.1`); from 11 on, by major only.
     let sonames_differ = wanted.major() != have.major()
@@ -136,41 +144,52 @@ fn judge(
     let (message, help, missing) = if sonames_differ {
         (
             format!(
-                "`{}`: {release} loads CUDA {} libraries (`libcudart.so.{soname}`), but {} provides CUDA {have}",
+                "`{}`: {release} loads CUDA {} libraries (`{library}.so.{soname}`), but {} provides CUDA {have}",
                 package.word.text,
                 wanted,
                 base.origin
             ),
-            format!(
-                "pin a release built for CUDA {} (see the release's CUDA requirements), or use a CUDA {}.x base image",
-                have.major(),
-                wanted.major()
-            ),
-            format!("libcudart.so.{soname}"),
+            match &entry.instead {
+                // What the data names for the base's CUDA (the package
+                // whose name carries it, another index's build).
+                Some(instead) => format!(
+                    "install {} instead, or use a CUDA {}.x base image",
+                    instead.replace("{major}", &have.major().to_string()),
+                    wanted.major()
+                ),
+                _ => format!(
+                    "pin a release built for CUDA {} (see the release's CUDA requirements), or use a CUDA {}.x base image",
+                    have.major(),
+                    wanted.major()
+                ),
+            },
+            format!("{library}.so.{soname}"),
         )
     } else {
+        // A framework whose cuDNN is optional (CuPy) is not judged by it.
+        let wanted_cudnn = entry.cudnn?;
         match cudnn {
-            Some(Some(major)) if major != entry.cudnn => (
+            Some(Some(major)) if major != wanted_cudnn => (
                 format!(
                     "`{}`: {release} loads cuDNN {} (`libcudnn.so.{}`), but {} ships cuDNN {major}",
-                    package.word.text, entry.cudnn, entry.cudnn, base.origin
+                    package.word.text, wanted_cudnn, wanted_cudnn, base.origin
                 ),
                 format!(
                     "pin a release built for cuDNN {major}, or a base image tag with cuDNN {}",
-                    entry.cudnn
+                    wanted_cudnn
                 ),
-                format!("libcudnn.so.{}", entry.cudnn),
+                format!("libcudnn.so.{wanted_cudnn}"),
             ),
             Some(None) => (
                 format!(
                     "`{}`: {release} loads cuDNN {} (`libcudnn.so.{}`), but {} has no cuDNN and the image installs none",
-                    package.word.text, entry.cudnn, entry.cudnn, base.origin
+                    package.word.text, wanted_cudnn, wanted_cudnn, base.origin
                 ),
                 format!(
                     "use the base image's `-cudnn` tag, or install cuDNN {} in the image",
-                    entry.cudnn
+                    wanted_cudnn
                 ),
-                format!("libcudnn.so.{}", entry.cudnn),
+                format!("libcudnn.so.{wanted_cudnn}"),
             ),
             _ => return None,
         }
@@ -178,7 +197,10 @@ fn judge(
     Some(
         Diagnostic::at(&META, package.word.span, message)
             .with_help(help)
-            .with_note("the wheel brings no CUDA of its own: it opens the image's libraries by SONAME, and when they are missing the GPU provider does not load and the work runs on the CPU, with a warning at most")
+            .with_note(format!(
+                "the wheel brings no CUDA of its own: it opens the image's libraries by SONAME, and when they are missing {}",
+                entry.consequence()
+            ))
             .with_note(format!("source: {}", entry.source))
             .with_prediction(Prediction::SonameMissing {
                 package: normalize(&package.name),
