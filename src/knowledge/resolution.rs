@@ -30,6 +30,8 @@ pub struct ResolutionKnowledge {
     #[serde(default)]
     pub unnumbered_cudnn: Option<UnnumberedCudnn>,
     #[serde(default)]
+    pub base_variant_libraries: Option<BaseVariantLibraries>,
+    #[serde(default)]
     pub distro_cuda: PatternList,
     #[serde(default)]
     pub distro_cuda_versions: Vec<DistroCuda>,
@@ -251,6 +253,29 @@ fn is_name_pattern(package: &str) -> bool {
     package.contains("{major}") || package.contains("{cuda}")
 }
 
+/// The CUDA libraries the `nvidia/cuda` variants in `variants` hold
+/// (`base`: the runtime only), and the packages that add the others.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaseVariantLibraries {
+    pub variants: Vec<String>,
+    pub libraries: Vec<String>,
+    pub provided_by: Vec<String>,
+    pub source: String,
+}
+
+impl BaseVariantLibraries {
+    /// Whether an image of `variant` lacks `library` (`libcublas`).
+    pub fn lacks(&self, variant: &str, library: &str) -> bool {
+        self.variants.iter().any(|v| v == variant) && !self.libraries.iter().any(|l| l == library)
+    }
+
+    /// Whether a system package install adds the libraries (`cuda-libraries-12-4`).
+    pub fn provided_by(&self, package: &str) -> bool {
+        self.provided_by.iter().any(|p| glob_matches(p, package))
+    }
+}
+
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct UnnumberedCudnn {
@@ -333,6 +358,9 @@ impl ResolutionKnowledge {
         );
         if other.unnumbered_cudnn.is_some() {
             self.unnumbered_cudnn = other.unnumbered_cudnn;
+        }
+        if other.base_variant_libraries.is_some() {
+            self.base_variant_libraries = other.base_variant_libraries;
         }
         if !other.distro_cuda.patterns.is_empty() {
             self.distro_cuda = other.distro_cuda;
@@ -651,6 +679,18 @@ mod tests {
             Some(v("0.6.2"))
         );
         assert!(k.newest_release("ubuntu20.04", "jax").is_none());
+    }
+
+    #[test]
+    fn base_images_hold_only_the_runtime() {
+        let k = Knowledge::embedded().unwrap().resolution;
+        let base = k.base_variant_libraries.as_ref().unwrap();
+        assert!(base.lacks("base", "libcublas"));
+        assert!(!base.lacks("base", "libcudart"));
+        assert!(!base.lacks("runtime", "libcublas"));
+        assert!(base.provided_by("cuda-libraries-12-4"));
+        assert!(base.provided_by("libcublas-12-4"));
+        assert!(!base.provided_by("python3-pip"));
     }
 
     #[test]

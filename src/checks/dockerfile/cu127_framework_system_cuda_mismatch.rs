@@ -9,10 +9,12 @@ use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
 use crate::checks::dockerfile::stack::{
     base_cudnn, chain_installs, distro_python_os, installs_cudnn,
 };
+use crate::checks::dockerfile::support::root_image;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::{PackageInstall, RequestedPackage};
+use crate::knowledge::images::parse_cuda_tag;
 use crate::knowledge::packages::{PackageKnowledge, SpecCuda};
 use crate::knowledge::resolution::{normalize, FrameworkBuild};
 use crate::prediction::Prediction;
@@ -47,6 +49,7 @@ impl DockerfileRule for FrameworkSystemCudaMismatch {
                 continue;
             }
             let has_cudnn = installs.iter().any(|i| installs_cudnn(i));
+            let variant = runtime_only_variant(ctx, stage, &installs);
             let python_os = distro_python_os(ctx, stage);
             let mut seen: Vec<String> = Vec::new();
             for run in &stage.runs {
@@ -70,7 +73,8 @@ impl DockerfileRule for FrameworkSystemCudaMismatch {
                         } else {
                             base_cudnn(ctx, stage)
                         };
-                        if let Some(diagnostic) = judge(ctx, package, &build, &base, cudnn) {
+                        let found = judge(ctx, package, &build, &base, cudnn, variant);
+                        if let Some(diagnostic) = found {
                             seen.push(package.name.clone());
                             out.push(diagnostic);
                         }
@@ -112,6 +116,7 @@ fn judge(
     build: &FrameworkBuild<'_>,
     base: &StageCuda,
     cudnn: Option<Option<u32>>,
+    variant: Option<&str>,
 ) -> Option<Diagnostic> {
     let entry = build.entry;
     let release = match build.release {
@@ -165,6 +170,26 @@ fn judge(
             },
             format!("{library}.so.{soname}"),
         )
+    } else if let Some((variant, libraries)) = variant.and_then(|variant| {
+        let libraries = ctx.knowledge.resolution.base_variant_libraries.as_ref()?;
+        libraries
+            .lacks(variant, library)
+            .then_some((variant, libraries))
+    }) {
+        (
+            format!(
+                "`{}`: {release} loads `{library}.so.{soname}`, but {} is a `{variant}` image, which holds only {}, and the image installs no other CUDA library",
+                package.word.text,
+                base.origin,
+                libraries.libraries.join(", ")
+            ),
+            format!(
+                "use the base image's `runtime` variant (same tag with `runtime` for `{variant}`), or install the CUDA libraries (`cuda-libraries-{}-{}`)",
+                have.major(),
+                have.minor()
+            ),
+            format!("{library}.so.{soname}"),
+        )
     } else {
         // A framework whose cuDNN is optional (CuPy) is not judged by it.
         let wanted_cudnn = entry.cudnn?;
@@ -207,6 +232,39 @@ fn judge(
                 soname: missing,
             }),
     )
+}
+
+/// The variant of the stage's `nvidia/cuda` base when it holds only some
+/// CUDA libraries (`base`: the runtime) and nothing in the stage's chain
+/// installs the others (`rules/resolution.toml` `base_variant_libraries`).
+fn runtime_only_variant(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    installs: &[&PackageInstall],
+) -> Option<&'static str> {
+    let libraries = ctx.knowledge.resolution.base_variant_libraries.as_ref()?;
+    let image = root_image(ctx, stage)?;
+    let images = &ctx.knowledge.images;
+    let canonical = images.canonicalize(image);
+    if !images.is_nvidia_cuda(&canonical.repository) {
+        return None;
+    }
+    let variant = parse_cuda_tag(canonical.tag.as_deref()?)
+        .ok()?
+        .variant?
+        .as_str();
+    if !libraries.variants.iter().any(|v| v == variant) {
+        return None;
+    }
+    let adds_libraries = installs.iter().any(|install| {
+        install.manager.is_system()
+            && install
+                .packages
+                .iter()
+                .filter_map(|p| p.distribution())
+                .any(|name| libraries.provided_by(name))
+    });
+    (!adds_libraries).then_some(variant)
 }
 
 /// Environment variables that point pip/uv at another index than PyPI.
