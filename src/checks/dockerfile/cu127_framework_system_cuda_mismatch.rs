@@ -25,7 +25,7 @@ pub static META: RuleMeta = RuleMeta {
     category: Category::Compatibility,
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
-    summary: "A framework that loads the image's CUDA/cuDNN was built for another major than the base provides",
+    summary: "A framework that loads the image's CUDA/cuDNN was built for another major than the base provides, or needs libraries the base lacks",
     doc: include_str!("../../../docs/rules/CU127.md"),
 };
 
