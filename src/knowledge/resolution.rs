@@ -203,6 +203,11 @@ pub struct SystemFramework {
     /// says to pin a release built for the base's CUDA.
     #[serde(default)]
     pub instead: Option<String>,
+    /// Text in a pinned version that marks a build from the project's own
+    /// pages rather than PyPI (`.post117`: Paddle's CUDA 11.7 build), which
+    /// the entry's facts do not describe.
+    #[serde(default)]
+    pub other_build_marker: Option<String>,
     /// What fails when the libraries are missing, for messages (the
     /// framework runs on the CPU when absent).
     #[serde(default)]

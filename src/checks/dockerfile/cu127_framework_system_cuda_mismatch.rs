@@ -99,6 +99,12 @@ fn resolve<'k>(
         .knowledge
         .resolution
         .framework_build(&name, exact, open, python_os)?;
+    if let Some(marker) = &build.entry.other_build_marker {
+        let version = package.word.text.split_once("==").map(|(_, v)| v);
+        if version.is_some_and(|v| v.contains(marker.as_str())) {
+            return None;
+        }
+    }
     let extras = PackageKnowledge::requirement_extras(&package.word.text);
     let own = &build.entry.own_cuda_extras;
     if extras
