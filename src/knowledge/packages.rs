@@ -733,7 +733,7 @@ fn cuda_label(label: &str, source: &str) -> Option<SpecCuda> {
 
 /// The digits of a `cuXYZ` tag: the last digit is the minor (`118` → 11.8,
 /// `92` → 9.2, `130` → 13.0).
-fn cuda_of_tag(digits: &str) -> Option<Version> {
+pub(crate) fn cuda_of_tag(digits: &str) -> Option<Version> {
     if !(2..=3).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }

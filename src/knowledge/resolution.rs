@@ -204,10 +204,10 @@ pub struct SystemFramework {
     #[serde(default)]
     pub instead: Option<String>,
     /// Text in a pinned version that marks a build from the project's own
-    /// pages rather than PyPI (`.post117`: Paddle's CUDA 11.7 build), which
-    /// the entry's facts do not describe.
+    /// pages rather than PyPI, followed by the CUDA it was built for
+    /// (`.post117`: Paddle's CUDA 11.7 build), judged by that CUDA.
     #[serde(default)]
-    pub other_build_marker: Option<String>,
+    pub cuda_label_marker: Option<String>,
     /// What fails when the libraries are missing, for messages (the
     /// framework runs on the CPU when absent).
     #[serde(default)]
@@ -216,6 +216,16 @@ pub struct SystemFramework {
 }
 
 impl SystemFramework {
+    /// The CUDA a pinned version's label names (`2.6.1.post117` → 11.7,
+    /// with `.post117`), where the entry has a label marker.
+    pub fn labelled_cuda(&self, version: &str) -> Option<(Version, String)> {
+        let marker = self.cuda_label_marker.as_deref()?;
+        let (_, rest) = version.split_once(marker)?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let cuda = super::packages::cuda_of_tag(&digits)?;
+        Some((cuda, format!("{marker}{digits}")))
+    }
+
     /// The CUDA of releases of `name` this entry covers: its own, or the
     /// one a name pattern captures.
     fn cuda_of(&self, name: &str) -> Option<Version> {
@@ -331,6 +341,9 @@ pub struct FrameworkBuild<'k> {
     pub newest: bool,
     /// The CUDA the build loads.
     pub cuda: Version,
+    /// The pinned version carries the CUDA (`2.6.1.post117`): a build from
+    /// the project's own pages, the label as written.
+    pub label: Option<String>,
     pub entry: &'k SystemFramework,
 }
 
@@ -481,6 +494,7 @@ impl ResolutionKnowledge {
                 release: None,
                 newest: false,
                 cuda,
+                label: None,
                 entry,
             });
         }
@@ -497,6 +511,7 @@ impl ResolutionKnowledge {
             release: Some(release),
             newest,
             cuda,
+            label: None,
             entry,
         })
     }
@@ -670,6 +685,12 @@ mod tests {
             .unwrap();
         assert_eq!((paddle.cuda, paddle.entry.cudnn), (v("11"), Some(8)));
         assert_eq!(paddle.entry.library(), "libcudart");
+        // Paddle's own builds say their CUDA in the post number.
+        assert_eq!(
+            paddle.entry.labelled_cuda("2.6.1.post117"),
+            Some((v("11.7"), ".post117".to_string()))
+        );
+        assert_eq!(paddle.entry.labelled_cuda("2.6.1"), None);
         let newest = k
             .framework_build("paddlepaddle-gpu", None, true, Some("ubuntu24.04"))
             .unwrap();

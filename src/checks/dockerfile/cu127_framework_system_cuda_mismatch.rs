@@ -60,9 +60,10 @@ impl DockerfileRule for FrameworkSystemCudaMismatch {
                             continue;
                         };
                         // Another index may hold other builds of a release;
-                        // a name that carries its CUDA (`cupy-cuda12x`) is
-                        // the same build wherever it comes from.
-                        if other_index && build.release.is_some() {
+                        // a name or version that carries its CUDA
+                        // (`cupy-cuda12x`, `==2.6.1.post117`) is the same
+                        // build wherever it comes from.
+                        if other_index && build.release.is_some() && build.label.is_none() {
                             continue;
                         }
                         if seen.contains(&package.name) {
@@ -99,12 +100,6 @@ fn resolve<'k>(
         .knowledge
         .resolution
         .framework_build(&name, exact, open, python_os)?;
-    if let Some(marker) = &build.entry.other_build_marker {
-        let version = package.word.text.split_once("==").map(|(_, v)| v);
-        if version.is_some_and(|v| v.contains(marker.as_str())) {
-            return None;
-        }
-    }
     let extras = PackageKnowledge::requirement_extras(&package.word.text);
     let own = &build.entry.own_cuda_extras;
     if extras
@@ -112,6 +107,16 @@ fn resolve<'k>(
         .any(|e| own.iter().any(|o| normalize(o) == *e))
     {
         return None;
+    }
+    // A build from the project's own pages whose version names its CUDA
+    // (`==2.6.1.post117`).
+    let version = package.word.text.trim_matches(['"', '\'']).split_once("==");
+    if let Some((cuda, label)) = version.and_then(|(_, v)| build.entry.labelled_cuda(v)) {
+        return Some(FrameworkBuild {
+            cuda,
+            label: Some(label),
+            ..build
+        });
     }
     Some(build)
 }
@@ -137,7 +142,13 @@ fn judge(
                 entry.package
             )
         }
-        Some(release) => format!("{} {release}", entry.package),
+        Some(release) => match &build.label {
+            Some(label) => format!(
+                "{} {release} (`{label}`, a build from the project's own pages)",
+                entry.package
+            ),
+            None => format!("{} {release}", entry.package),
+        },
         // The name carries the CUDA (`cupy-cuda11x`): every release.
         None => format!("every {} release", normalize(&package.name)),
     };
@@ -197,7 +208,11 @@ fn judge(
             format!("{library}.so.{soname}"),
         )
     } else {
-        // A framework whose cuDNN is optional (CuPy) is not judged by it.
+        // A framework whose cuDNN is optional (CuPy) is not judged by it,
+        // nor a build from the project's pages (its cuDNN is not the data's).
+        if build.label.is_some() {
+            return None;
+        }
         let wanted_cudnn = entry.cudnn?;
         match cudnn {
             Some(Some(major)) if major != wanted_cudnn => (
