@@ -38,6 +38,8 @@ pub struct PackageKnowledge {
     #[serde(default)]
     pub meta_packages: Vec<MetaPackage>,
     #[serde(default)]
+    pub cuda_variants: Vec<CudaVariants>,
+    #[serde(default)]
     pub name_patterns: Vec<NamePattern>,
     #[serde(default)]
     pub versioned: Vec<Versioned>,
@@ -209,6 +211,18 @@ pub struct MetaPackage {
     pub source: String,
 }
 
+/// The builds a project publishes per CUDA major under their own names
+/// (`tensorrt-cu11`, `tensorrt-cu12`, `tensorrt-cu13`): what to install
+/// instead on a base of another major.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudaVariants {
+    pub package: String,
+    /// `[CUDA major, package name]` pairs.
+    pub variants: Vec<(u32, String)>,
+    pub source: String,
+}
+
 impl MetaPackage {
     fn covers(&self, release: Version) -> bool {
         release >= self.since && self.until.map_or(true, |until| release < until)
@@ -331,6 +345,9 @@ impl PackageKnowledge {
         });
         merge_by(&mut self.meta_packages, other.meta_packages, |a, b| {
             a.package == b.package && a.since == b.since
+        });
+        merge_by(&mut self.cuda_variants, other.cuda_variants, |a, b| {
+            a.package == b.package
         });
         merge_by(&mut self.name_patterns, other.name_patterns, |a, b| {
             a.pattern == b.pattern
@@ -473,6 +490,18 @@ impl PackageKnowledge {
     pub fn build_for_major(&self, spec: &str, major: u32) -> Option<String> {
         let requirement = Requirement::parse(spec.trim_matches(['"', '\'']))?;
         let name = &requirement.name;
+        let named = self
+            .cuda_variants
+            .iter()
+            .filter(|v| {
+                normalize(&v.package) == *name
+                    || v.variants.iter().any(|(_, n)| normalize(n) == *name)
+            })
+            .flat_map(|v| &v.variants)
+            .find(|(cuda, _)| *cuda == major);
+        if let Some((_, variant)) = named {
+            return Some(format!("`{variant}`"));
+        }
         let variant = self
             .meta_packages
             .iter()

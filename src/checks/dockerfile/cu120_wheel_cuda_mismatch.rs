@@ -71,8 +71,13 @@ fn build_advice(ctx: &DockerfileContext<'_>, pin: &StagePin, have: Version) -> S
                 "install {other}, built for CUDA {}, or start from a base image of the package's CUDA",
                 have.major()
             ),
+            None if from_pytorch(ctx, &pin.text) => format!(
+                "install the build for CUDA {have} (`--index-url {TORCH_INDEX}{tag}` where the release has one), or start from a base image of the package's CUDA"
+            ),
             None => format!(
-                "install the build for CUDA {have} (PyTorch: `--index-url {TORCH_INDEX}{tag}` where the release has one), or start from a base image of the package's CUDA"
+                "install a build of the package for CUDA {} where its project publishes one, or start from a CUDA {} base image",
+                have.major(),
+                pin.pin.cuda
             ),
         },
     }
@@ -82,6 +87,15 @@ fn build_advice(ctx: &DockerfileContext<'_>, pin: &StagePin, have: Version) -> S
 fn pins_torch(ctx: &DockerfileContext<'_>, spec: &str) -> bool {
     PackageKnowledge::requirement_terms(spec)
         .is_some_and(|(name, _, _)| ctx.knowledge.resolution.has_torch_pins(&name))
+}
+
+/// A pin whose other CUDA builds are on PyTorch's index: the index URL itself,
+/// or a requirement of torch or its companions (torchvision, torchaudio).
+fn from_pytorch(ctx: &DockerfileContext<'_>, text: &str) -> bool {
+    text.contains(TORCH_INDEX)
+        || PackageKnowledge::requirement_terms(text).is_some_and(|(name, _, _)| {
+            name == "torch" || ctx.knowledge.resolution.is_torch_companion(&name)
+        })
 }
 
 /// A requirement of torch without an exact release (`torch`, `torch>=2`).
