@@ -55,6 +55,10 @@ pub struct PythonNewest {
     pub python: String,
     /// (package, `major.minor`).
     pub newest: Vec<(String, Version)>,
+    /// The day these releases were read (`2026-11-26`); the knowledge's
+    /// `checked` date where absent.
+    #[serde(default)]
+    pub checked: Option<String>,
     pub source: String,
 }
 
@@ -337,8 +341,9 @@ pub struct FrameworkBuild<'k> {
     /// The release (`1.31`), the requirement's own or the newest known;
     /// `None` where the name alone decides (`cupy-cuda12x`).
     pub release: Option<Version>,
-    /// The requirement names no exact release: the newest one applies.
-    pub newest: bool,
+    /// The requirement names no exact release: the newest one for the
+    /// image's Python applies, from this list.
+    pub newest: Option<&'k PythonNewest>,
     /// The CUDA the build loads.
     pub cuda: Version,
     /// The pinned version carries the CUDA (`2.6.1.post117`): a build from
@@ -492,17 +497,18 @@ impl ResolutionKnowledge {
         if let Some((entry, cuda)) = entries().find(|(f, _)| f.versions.is_empty()) {
             return Some(FrameworkBuild {
                 release: None,
-                newest: false,
+                newest: None,
                 cuda,
                 label: None,
                 entry,
             });
         }
         let (release, newest) = match pinned {
-            Some(version) => (version.major_minor(), false),
+            Some(version) => (version.major_minor(), None),
             None if lower_bound_only => {
                 let package = &entries().next()?.0.package;
-                (self.newest_release(os?, package)?.0.major_minor(), true)
+                let (release, list) = self.newest_release(os?, package)?;
+                (release.major_minor(), Some(list))
             }
             None => return None,
         };
@@ -583,7 +589,7 @@ mod tests {
         let ort = k
             .framework_build("onnxruntime_gpu", None, true, Some("ubuntu24.04"))
             .unwrap();
-        assert!(ort.newest);
+        assert!(ort.newest.is_some());
         assert_eq!(ort.cuda.major(), 13);
         // Ubuntu 22.04's Python 3.10 gets an older, CUDA 12 release.
         let ort = k
@@ -694,7 +700,10 @@ mod tests {
         let newest = k
             .framework_build("paddlepaddle-gpu", None, true, Some("ubuntu24.04"))
             .unwrap();
-        assert_eq!((newest.release, newest.newest), (Some(v("2.6")), true));
+        assert_eq!(
+            (newest.release, newest.newest.is_some()),
+            (Some(v("2.6")), true)
+        );
         // The newest-release rows of one OS are read together.
         assert_eq!(
             k.newest_release("ubuntu22.04", "torch").map(|n| n.0),

@@ -5,7 +5,7 @@
 //! (`libcudart.so.12`, `libcudnn.so.8`), are not found, and the framework
 //! runs on the CPU without an error.
 
-use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
+use crate::checks::dockerfile::cuda_facts::{as_of, stage_cuda, StageCuda};
 use crate::checks::dockerfile::stack::{
     base_cudnn, chain_installs, distro_python_os, installs_cudnn,
 };
@@ -131,12 +131,11 @@ fn judge(
 ) -> Option<Diagnostic> {
     let entry = build.entry;
     let release = match build.release {
-        Some(release) if build.newest => {
-            let checked = ctx
-                .knowledge
-                .checked
-                .as_deref()
-                .unwrap_or("the knowledge's date");
+        Some(release) if build.newest.is_some() => {
+            let checked = build
+                .newest
+                .map(|list| as_of(ctx, list))
+                .unwrap_or_default();
             format!(
                 "names no exact release, so pip installs the newest for the image's Python, {} {release} (as of {checked}), which",
                 entry.package

@@ -10,7 +10,7 @@ use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::{PackageInstall, PackageManager};
 use crate::knowledge::packages::{CudaPin, ExtraIndexTorch, PackageKnowledge, PypiTorch, SpecCuda};
-use crate::knowledge::resolution::{IndexStrategy, Installer};
+use crate::knowledge::resolution::{IndexStrategy, Installer, PythonNewest};
 use crate::knowledge::Version;
 use crate::source::Span;
 
@@ -480,6 +480,16 @@ fn option_value<'i>(install: &'i PackageInstall, option: &str) -> Option<(&'i Wo
 }
 
 /// `cu124` for CUDA 12.4: how PyTorch names builds, for help texts.
+/// The day the newest releases in `list` were read: the list's own date, else
+/// the knowledge's `checked` date.
+pub(crate) fn as_of(ctx: &DockerfileContext<'_>, list: &PythonNewest) -> String {
+    match (&list.checked, &ctx.knowledge.checked) {
+        (Some(date), _) => date.clone(),
+        (None, Some(date)) => date.clone(),
+        (None, None) => "the knowledge's date".to_string(),
+    }
+}
+
 pub fn cuda_tag(cuda: Version) -> String {
     format!("cu{}{}", cuda.major(), cuda.minor())
 }
@@ -582,11 +592,7 @@ fn unpinned_torch_pin<'i>(
         newest
     };
     let default = packages.pypi_default("torch", newest)?;
-    let checked = ctx
-        .knowledge
-        .checked
-        .as_deref()
-        .unwrap_or("the knowledge's date");
+    let checked = as_of(ctx, python);
     let nightly = if install.index_urls.is_empty() {
         String::new()
     } else {
@@ -696,11 +702,6 @@ fn pinned_torch_pin<'i>(
     if other_torch || torch_installed_before(ctx, stage, run) {
         return None;
     }
-    let checked = ctx
-        .knowledge
-        .checked
-        .as_deref()
-        .unwrap_or("the knowledge's date");
     let (release, newest) = match exact {
         Some(release) => (release, None),
         None if open => {
@@ -715,8 +716,10 @@ fn pinned_torch_pin<'i>(
     let installer = &rule.installer.manager;
     let chosen = match newest {
         Some(python) => format!(
-            "`{}` names no exact release, so {installer} installs the newest {name} on PyPI for the image's Python {}, {name} {release} (as of {checked}), which",
-            word.text, python.python
+            "`{}` names no exact release, so {installer} installs the newest {name} on PyPI for the image's Python {}, {name} {release} (as of {}), which",
+            word.text,
+            python.python,
+            as_of(ctx, python)
         ),
         None => format!("`{}`", word.text),
     };
@@ -780,11 +783,6 @@ fn newest_release_pins<'i>(
     let Some(os) = crate::checks::dockerfile::stack::distro_python_os(ctx, stage) else {
         return Vec::new();
     };
-    let checked = ctx
-        .knowledge
-        .checked
-        .as_deref()
-        .unwrap_or("the knowledge's date");
     let mut found = Vec::new();
     for package in install.packages.iter().filter(|p| !p.is_location) {
         let spec = package.word.text.trim_matches(['"', '\'']);
@@ -826,8 +824,12 @@ fn newest_release_pins<'i>(
             None => "which".to_string(),
         };
         let note = format!(
-            "`{}` names no exact release, so {} installs the newest {name} on PyPI for the image's Python {}, {name} {newest} (as of {checked}), {what}: a CUDA {} build",
-            package.word.text, rule.installer.manager, python.python, pin.cuda
+            "`{}` names no exact release, so {} installs the newest {name} on PyPI for the image's Python {}, {name} {newest} (as of {}), {what}: a CUDA {} build",
+            package.word.text,
+            rule.installer.manager,
+            python.python,
+            as_of(ctx, python),
+            pin.cuda
         );
         let pin = CudaPin {
             source: format!("{}; {}", pin.source, python.source),
