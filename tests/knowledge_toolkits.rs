@@ -254,6 +254,7 @@ fn pins(command: &str, env: &[(&str, &str)]) -> Vec<(String, String)> {
         model: &model,
         knowledge: &knowledge,
         settings: &settings,
+        build_context: None,
     };
     stage_pins(&ctx, &model.stages[0])
         .into_iter()
