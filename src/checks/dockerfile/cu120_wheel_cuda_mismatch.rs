@@ -94,6 +94,18 @@ fn torch_release(spec: &str) -> Option<Version> {
     Version::parse(public).map(|v| v.major_minor())
 }
 
+/// The pin's word for messages: `torch>=2.1`, and for a requirement read
+/// from a requirements file, the file and line too.
+fn named(pin: &StagePin) -> String {
+    match &pin.from_file {
+        Some(origin) => format!(
+            "`{}` (line {} of {}, installed with `-r`)",
+            pin.text, origin.line, origin.file
+        ),
+        None => format!("`{}`", pin.text),
+    }
+}
+
 fn with_resolution(
     ctx: &DockerfileContext<'_>,
     mut diagnostic: Diagnostic,
@@ -101,6 +113,9 @@ fn with_resolution(
 ) -> Diagnostic {
     if let Some(resolution) = &pin.resolution {
         diagnostic.notes.insert(0, resolution.clone());
+    }
+    if let Some(related) = pin.from_file.as_ref().and_then(|o| o.related.clone()) {
+        diagnostic.related.push(related);
     }
     if let Some(prediction) = prediction(ctx, pin) {
         diagnostic = diagnostic.with_prediction(prediction);
@@ -139,8 +154,9 @@ fn major_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda)
             &META,
             pin.span,
             format!(
-                "`{}` uses the image's own CUDA {wanted}, but {} provides CUDA {have}",
-                pin.text, base.origin
+                "{} uses the image's own CUDA {wanted}, but {} provides CUDA {have}",
+                named(pin),
+                base.origin
             ),
         )
         .with_help(format!(
@@ -154,8 +170,9 @@ fn major_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda)
         &META,
         pin.span,
         format!(
-            "`{}` installs a CUDA {wanted} build, but {} provides CUDA {have}",
-            pin.text, base.origin
+            "{} installs a CUDA {wanted} build, but {} provides CUDA {have}",
+            named(pin),
+            base.origin
         ),
     )
     .with_help(build_advice(ctx, pin, have))
@@ -174,8 +191,9 @@ fn minor_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda)
         &META,
         pin.span,
         format!(
-            "`{}` is built for CUDA {wanted}, but {} provides CUDA {have}",
-            pin.text, base.origin
+            "{} is built for CUDA {wanted}, but {} provides CUDA {have}",
+            named(pin),
+            base.origin
         ),
     )
     .with_help(build_advice(ctx, pin, have))
