@@ -84,7 +84,12 @@ pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
                     .into_iter()
                     .chain(pinned_torch_pin(ctx, stage, run, assignments, install));
                 for pin in derived {
-                    if !found.iter().any(|(w, _, _)| w.span == pin.0.span) {
+                    // Words read from a requirements file share the span of
+                    // the RUN's file word: the text tells them apart.
+                    if !found
+                        .iter()
+                        .any(|(w, _, _)| w.span == pin.0.span && w.text == pin.0.text)
+                    {
                         found.push(pin);
                     }
                 }
@@ -362,7 +367,10 @@ fn python_pins<'i>(
         // `torchvision==0.21.0` from PyPI pulls PyPI's `torch==2.6.0`.
         let spec = torch_spec(ctx, &package.word.text);
         if let Some(SpecCuda::Pin(pin)) = packages.classify_requirement(&spec, !other_index) {
-            if !found.iter().any(|(w, _, _)| w.span == package.word.span) {
+            if !found
+                .iter()
+                .any(|(w, _, _)| w.span == package.word.span && w.text == package.word.text)
+            {
                 found.push((&package.word, pin, None));
             }
         }
