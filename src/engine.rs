@@ -297,6 +297,8 @@ impl Engine {
                     &|image| knowledge.images.image_env(image),
                 );
                 let context_files = context.and_then(crate::context_files::ContextFiles::open);
+                let requirement_memo =
+                    crate::checks::dockerfile::requirement_files::Memo::default();
                 let ctx = DockerfileContext {
                     source,
                     dockerfile: &dockerfile,
@@ -304,6 +306,7 @@ impl Engine {
                     knowledge: &self.options.knowledge,
                     settings: &self.options.settings,
                     build_context: context_files.as_ref(),
+                    requirement_memo: &requirement_memo,
                 };
                 for rule in &self.rules {
                     if self.options.selection.is_enabled(rule.meta().code) {

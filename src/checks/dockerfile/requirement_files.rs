@@ -25,6 +25,7 @@
 //! remembering its file and line ([`FileOrigin`]).
 
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use crate::checks::DockerfileContext;
 use crate::context_files::{clean, ContextFiles};
@@ -80,6 +81,17 @@ const INDEX_OPTIONS: &[&str] = &[
     "--find-links",
 ];
 
+/// The installs read so far in one lint, by stage, RUN instruction and
+/// command, so that the rules and their guards (which ask about every
+/// earlier install) read and trace each install's files once.
+#[derive(Debug, Default)]
+pub struct Memo {
+    expanded: Mutex<HashMap<InstallKey, Option<Arc<Expanded>>>>,
+}
+
+/// An install: its stage, its RUN's instruction and its command's index.
+type InstallKey = (usize, usize, usize);
+
 /// `install` (a command of `step`, in `stage`) with its requirement and
 /// constraint files read in, or `None` when it names none, or not all of
 /// them can be read and trusted (the module's rules).
@@ -88,12 +100,36 @@ pub fn expand(
     stage: &Stage,
     step: &RunStep,
     install: &PackageInstall,
-) -> Option<Expanded> {
+) -> Option<Arc<Expanded>> {
     if !install.manager.is_python()
         || (install.requirement_files.is_empty() && install.constraint_files.is_empty())
     {
         return None;
     }
+    let key = (stage.index, step.instruction, install.command);
+    if let Some(known) = ctx
+        .requirement_memo
+        .expanded
+        .lock()
+        .ok()
+        .and_then(|memo| memo.get(&key).cloned())
+    {
+        return known;
+    }
+    let expanded = read_in(ctx, stage, step, install).map(Arc::new);
+    if let Ok(mut memo) = ctx.requirement_memo.expanded.lock() {
+        memo.insert(key, expanded.clone());
+    }
+    expanded
+}
+
+/// [`expand`], uncached.
+fn read_in(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    step: &RunStep,
+    install: &PackageInstall,
+) -> Option<Expanded> {
     // Without a build context only a heredoc's file can be read.
     let files = ctx.build_context;
     let cwd = cwd_at(ctx, stage, step, install.command)?;
