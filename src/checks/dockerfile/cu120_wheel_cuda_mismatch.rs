@@ -94,18 +94,6 @@ fn torch_release(spec: &str) -> Option<Version> {
     Version::parse(public).map(|v| v.major_minor())
 }
 
-/// The pin's word for messages: `torch>=2.1`, and for a requirement read
-/// from a requirements file, the file and line too.
-fn named(pin: &StagePin) -> String {
-    match &pin.from_file {
-        Some(origin) => format!(
-            "`{}` (line {} of {}, installed with `-r`)",
-            pin.text, origin.line, origin.file
-        ),
-        None => format!("`{}`", pin.text),
-    }
-}
-
 fn with_resolution(
     ctx: &DockerfileContext<'_>,
     mut diagnostic: Diagnostic,
@@ -155,7 +143,7 @@ fn major_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda)
             pin.span,
             format!(
                 "{} uses the image's own CUDA {wanted}, but {} provides CUDA {have}",
-                named(pin),
+                pin.named(),
                 base.origin
             ),
         )
@@ -171,7 +159,7 @@ fn major_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda)
         pin.span,
         format!(
             "{} installs a CUDA {wanted} build, but {} provides CUDA {have}",
-            named(pin),
+            pin.named(),
             base.origin
         ),
     )
@@ -192,7 +180,7 @@ fn minor_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda)
         pin.span,
         format!(
             "{} is built for CUDA {wanted}, but {} provides CUDA {have}",
-            named(pin),
+            pin.named(),
             base.origin
         ),
     )

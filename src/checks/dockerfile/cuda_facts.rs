@@ -63,6 +63,21 @@ pub struct StagePin {
     pub from_file: Option<FileOrigin>,
 }
 
+impl StagePin {
+    /// The pin's word for messages: `` `torch>=2.1` ``, and for a
+    /// requirement read from a requirements file, the file and line too
+    /// (`` `torch>=2.1` from line 3 of `requirements.txt` ``).
+    pub fn named(&self) -> String {
+        match &self.from_file {
+            Some(origin) => format!(
+                "`{}` from line {} of {}",
+                self.text, origin.line, origin.file
+            ),
+            None => format!("`{}`", self.text),
+        }
+    }
+}
+
 /// uv's `--torch-backend cu126` picks the PyTorch index for that CUDA.
 const TORCH_BACKEND_OPTION: &str = "--torch-backend";
 
