@@ -390,6 +390,8 @@ pub fn relative_to(from: &str, included: &str) -> String {
         return included.to_string();
     }
     let joined = match parent(from) {
+        // `/requirements.txt` lies in `/`, `requirements.txt` in `.`.
+        "" if from.starts_with('/') => format!("/{included}"),
         "" => included.to_string(),
         dir => format!("{dir}/{included}"),
     };
@@ -644,6 +646,17 @@ mod tests {
             &mut missing,
         );
         assert_eq!(missing.unread, vec!["requirements.txt"]);
+    }
+
+    #[test]
+    fn includes_resolve_against_the_includer() {
+        assert_eq!(relative_to("/requirements.txt", "base.txt"), "/base.txt");
+        assert_eq!(
+            relative_to("/app/r/prod.txt", "../base.txt"),
+            "/app/base.txt"
+        );
+        assert_eq!(relative_to("prod.txt", "base.txt"), "base.txt");
+        assert_eq!(relative_to("/app/prod.txt", "/opt/c.txt"), "/opt/c.txt");
     }
 
     #[test]
