@@ -945,6 +945,66 @@ def cmd_bench(cache, args):
     print("load average:", open("/proc/loadavg").read().split()[:3])
 
 
+# ------------------------------------------------------------------------------------------------
+# agree: the loader model against ldd, object by object. For every ELF object the oracle read, the names
+# cudalint lists as unresolved for it (`unresolved_libraries` of a lint run's JSON) must be the names ldd
+# reports "not found" among the object's own DT_NEEDED (readelf). ldd also prints what is missing further
+# down the tree; cudalint reports that on the object that NEEDs it, so only direct NEEDs are compared.
+# Libraries the NVIDIA Container Toolkit injects (rules/host-libraries.toml) are found at run time, not in
+# the image: cudalint lists them resolved by the host, ldd in a chroot cannot, so they are left out of both.
+def host_injected(root):
+    import tomllib
+    data = tomllib.load(open(os.path.join(root, "rules", "host-libraries.toml"), "rb"))
+    return [s for lib in data["host_libraries"]["library"] for s in lib["stems"]]
+
+
+def is_host_injected(stems, name):
+    return any(name == s or name.startswith(s + ".") for s in stems)
+
+
+def cmd_agree(cache, root, args):
+    label, names = args[0], args[1:]
+    stems = host_injected(root)
+    fdir = os.path.join(cache, "findings", label)
+    total = {"images": 0, "objects": 0, "with_misses": 0, "disagree": 0}
+    print(f"| image | ELF objects (dynamic) | objects with a missing direct NEED (ldd) | same in cudalint | differ |")
+    print("|---|---:|---:|---:|---:|")
+    differ = []
+    # the oracle and a lint output are enough: a tree deleted for disk space (vllm) still counts
+    order = subprocess.run([os.path.join(ROOT, "scripts/image-corpus"), "names"], capture_output=True,
+                           text=True).stdout.split()
+    for n in [n for n in order if not names or n in names]:
+        op, fp = os.path.join(cache, "oracle", n + ".json"), os.path.join(fdir, n + ".json")
+        if not (os.path.exists(op) and os.path.exists(fp)):
+            print(f"| {n} | (no oracle or no lint output for {label}) | | | |")
+            continue
+        o, d = json.load(open(op)), json.load(open(fp))
+        ldd = {}
+        for obj, missing in o["ldd"].items():
+            direct = set(o["dynamic"].get(obj, {}).get("needed", [])) & set(missing)
+            direct = {m for m in direct if not is_host_injected(stems, m)}
+            if direct:
+                ldd[obj] = direct
+        ours = {}
+        for im in d["images"]:
+            for u in im["unresolved_libraries"]:
+                if not is_host_injected(stems, u["needed"]):
+                    ours.setdefault(u["object"], set()).add(u["needed"])
+        objs = set(ldd) | set(ours)
+        bad = sorted(obj for obj in objs if ldd.get(obj, set()) != ours.get(obj, set()))
+        for obj in bad:
+            differ.append((n, obj, ",".join(sorted(ldd.get(obj, ()))), ",".join(sorted(ours.get(obj, ())))))
+        total["images"] += 1
+        total["objects"] += o["objects"]
+        total["with_misses"] += len(ldd)
+        total["disagree"] += len(bad)
+        print(f"| {n} | {o['objects']} ({o['ldd_dynamic']}) | {len(ldd)} | {len(objs) - len(bad)} | {len(bad)} |")
+    print(f"\n{total['images']} images, {total['objects']} ELF objects, {total['with_misses']} with a missing "
+          f"direct NEED by ldd; objects where cudalint differs from ldd: {total['disagree']}")
+    for row in differ:
+        print("  %s: %s: ldd %r, cudalint %r" % row)
+
+
 if __name__ == "__main__":
     cmd = sys.argv[1]
     if cmd == "config":
@@ -959,6 +1019,8 @@ if __name__ == "__main__":
         cmd_lint(cache, ROOT, rest)
     elif cmd == "judge":
         cmd_judge(cache, ROOT, rest)
+    elif cmd == "agree":
+        cmd_agree(cache, ROOT, rest)
     elif cmd == "list":
         cmd_list(cache, rest)
     elif cmd == "bench":

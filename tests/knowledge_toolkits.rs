@@ -175,9 +175,18 @@ fn pip_requirements_pin_cuda() {
         ("tensorflow[and-cuda]", Some("12")),
         ("tensorflow[and-cuda]==2.14.0", None),
         ("tensorflow[and-cuda]==2.16.1", Some("12")),
-        ("cupy-cuda11x", Some("11")),
-        ("cupy-cuda12x==13.3.0", Some("12")),
-        ("cupy-cuda118", Some("11.8")),
+        // `jax[cuda]` maps to another build per release: an exact pin is judged by it.
+        ("jax[cuda]==0.4.20", Some("11 system")),
+        ("jax[cuda]==0.4.30", Some("12")),
+        ("jax[cuda]", None),
+        // `tensorrt` from PyPI installs the build for one CUDA major per release.
+        ("tensorrt==10.3.0", Some("12")),
+        ("tensorrt==11.4.0.106", Some("13")),
+        ("tensorrt-cu12", Some("12")),
+        // CuPy brings no CUDA (without `[ctk]`) and loads the image's: CU127's.
+        ("cupy-cuda11x", None),
+        ("cupy-cuda12x==13.3.0", None),
+        ("cupy-cuda118", None),
         ("nvidia-cudnn-cu12==9.1.0.70", Some("12")),
         ("nvidia-cuda-runtime-cu12==12.4.127", Some("12.4")),
         ("nvidia-cuda-runtime-cu11", Some("11")),

@@ -36,6 +36,8 @@ pub struct PackageKnowledge {
     #[serde(default)]
     pub extras: Vec<Extra>,
     #[serde(default)]
+    pub meta_packages: Vec<MetaPackage>,
+    #[serde(default)]
     pub name_patterns: Vec<NamePattern>,
     #[serde(default)]
     pub versioned: Vec<Versioned>,
@@ -181,7 +183,36 @@ pub struct Extra {
     /// Package versions before this one are not judged.
     #[serde(default)]
     pub since: Option<Version>,
+    /// The first package version this no longer applies to (its extra
+    /// maps to another build from then on). An entry with an end applies
+    /// to exact pins only: what an unpinned requirement gets depends on
+    /// the newest release for the image's Python.
+    #[serde(default)]
+    pub until: Option<Version>,
     pub source: String,
+}
+
+/// A package on PyPI that only pulls in the build for one CUDA major
+/// (`tensorrt` 10.13.2 on installs `tensorrt-cu13`), per release range.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MetaPackage {
+    pub package: String,
+    /// The package it installs (`tensorrt-cu13`), for messages.
+    pub variant: String,
+    pub cuda: Version,
+    /// The first release (`10.13.2`) this applies to.
+    pub since: Version,
+    /// The first release it no longer applies to.
+    #[serde(default)]
+    pub until: Option<Version>,
+    pub source: String,
+}
+
+impl MetaPackage {
+    fn covers(&self, release: Version) -> bool {
+        release >= self.since && self.until.map_or(true, |until| release < until)
+    }
 }
 
 /// A package name carrying its CUDA: `cupy-cuda{major}x`, `nvidia-*-cu{major}`.
@@ -296,7 +327,10 @@ impl PackageKnowledge {
             a.names == b.names && a.programs == b.programs
         });
         merge_by(&mut self.extras, other.extras, |a, b| {
-            a.package == b.package && a.extra == b.extra
+            a.package == b.package && a.extra == b.extra && a.since == b.since
+        });
+        merge_by(&mut self.meta_packages, other.meta_packages, |a, b| {
+            a.package == b.package && a.since == b.since
         });
         merge_by(&mut self.name_patterns, other.name_patterns, |a, b| {
             a.pattern == b.pattern
@@ -338,12 +372,17 @@ impl PackageKnowledge {
         }
         let pinned = requirement.exact_version();
         for extra in &self.extras {
-            let since_ok = match (extra.since, pinned) {
-                (Some(since), Some(version)) => version >= since,
-                _ => true,
+            let in_range = match pinned {
+                Some(version) => {
+                    extra.since.map_or(true, |since| version >= since)
+                        && extra.until.map_or(true, |until| version < until)
+                }
+                // Without a release, the newest applies: only an entry
+                // without an end can be it.
+                None => extra.until.is_none() && !self.extra_has_ranges(extra),
             };
             if extra.package == requirement.name
-                && since_ok
+                && in_range
                 && requirement
                     .extras
                     .iter()
@@ -376,6 +415,9 @@ impl PackageKnowledge {
         }
         if from_pypi {
             let version = pinned?;
+            if let Some(meta) = self.meta_package(&requirement.name, version) {
+                return Some(pin(meta.cuda, &meta.source));
+            }
             return self
                 .pypi_defaults
                 .iter()
@@ -386,6 +428,69 @@ impl PackageKnowledge {
                 .map(|d| pin(d.cuda, &d.source));
         }
         None
+    }
+
+    /// Whether the extra's mapping changes between releases (more than one
+    /// entry for the package and extra, one of them with a range).
+    fn extra_has_ranges(&self, extra: &Extra) -> bool {
+        self.extras
+            .iter()
+            .filter(|e| e.package == extra.package && e.extra == extra.extra)
+            .any(|e| e.until.is_some())
+    }
+
+    /// Whether the CUDA a requirement brings depends on the release it
+    /// resolves to, by the tables here: a meta package (`tensorrt`), or an
+    /// extra whose mapping changes between releases (`jax[cuda]`).
+    pub fn depends_on_release(&self, spec: &str) -> bool {
+        let Some(requirement) = Requirement::parse(spec.trim_matches(['"', '\''])) else {
+            return false;
+        };
+        let name = &requirement.name;
+        self.meta_packages
+            .iter()
+            .any(|m| normalize(&m.package) == *name)
+            || self.extras.iter().any(|e| {
+                normalize(&e.package) == *name
+                    && requirement.extras.contains(&normalize(&e.extra))
+                    && self.extra_has_ranges(e)
+            })
+    }
+
+    /// The CUDA variant that `package` `release` from PyPI installs
+    /// (`tensorrt` `11.4.0` → `tensorrt-cu13`).
+    pub fn meta_package(&self, package: &str, release: Version) -> Option<&MetaPackage> {
+        let name = normalize(package);
+        self.meta_packages
+            .iter()
+            .find(|m| normalize(&m.package) == name && m.covers(release))
+    }
+
+    /// What to install instead of the package a requirement names, for a
+    /// base of CUDA `major`, where the data knows a build of it: the meta
+    /// package's variant (`tensorrt-cu12`) or the package's extra that
+    /// brings that major's wheels (`jax[cuda12]`). For help texts.
+    pub fn build_for_major(&self, spec: &str, major: u32) -> Option<String> {
+        let requirement = Requirement::parse(spec.trim_matches(['"', '\'']))?;
+        let name = &requirement.name;
+        let variant = self
+            .meta_packages
+            .iter()
+            .filter(|m| normalize(&m.package) == *name && m.cuda.major() == major)
+            .max_by_key(|m| m.since);
+        if let Some(meta) = variant {
+            return Some(format!("`{}`", meta.variant));
+        }
+        self.extras
+            .iter()
+            .find(|e| {
+                normalize(&e.package) == *name
+                    && !e.system
+                    && e.until.is_none()
+                    && e.cuda.written == 1
+                    && e.cuda.major() == major
+            })
+            .map(|e| format!("`{}[{}]`", e.package, e.extra))
     }
 
     /// The CUDA builds the PyTorch index has for torch `release` (`2.6`).
@@ -628,7 +733,7 @@ fn cuda_label(label: &str, source: &str) -> Option<SpecCuda> {
 
 /// The digits of a `cuXYZ` tag: the last digit is the minor (`118` → 11.8,
 /// `92` → 9.2, `130` → 13.0).
-fn cuda_of_tag(digits: &str) -> Option<Version> {
+pub(crate) fn cuda_of_tag(digits: &str) -> Option<Version> {
     if !(2..=3).contains(&digits.len()) || !digits.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
@@ -811,7 +916,7 @@ fn package_name(word: &str) -> String {
 /// `{major}` (a CUDA major) and `{cuda}` (major+minor digits, `118`).
 /// Returns the CUDA version the placeholder captured; for a pattern without
 /// a placeholder use [`glob_match`].
-fn match_name_pattern(pattern: &str, name: &str) -> Option<Version> {
+pub(crate) fn match_name_pattern(pattern: &str, name: &str) -> Option<Version> {
     let (before, placeholder, after) = ["{major}", "{cuda}"].iter().find_map(|p| {
         let (before, after) = pattern.split_once(p)?;
         Some((before, *p, after))
@@ -997,6 +1102,75 @@ mod tests {
             "NVIDIA-Linux-x86_64-535.104.05.run"
         ));
         assert!(!glob_match("a*b", ""));
+    }
+
+    #[test]
+    fn tensorrt_releases_install_one_cuda_major() {
+        let k = embedded();
+        let cuda = |spec: &str| match k.classify_requirement(spec, true) {
+            Some(SpecCuda::Pin(pin)) => Some(pin.cuda),
+            _ => None,
+        };
+        assert_eq!(cuda("tensorrt==10.3.0"), Some(v("12")));
+        assert_eq!(cuda("tensorrt==10.13.0.35"), Some(v("12")));
+        // 10.13.2 switched the Linux default to CUDA 13.
+        assert_eq!(cuda("tensorrt==10.13.2.6"), Some(v("13")));
+        assert_eq!(cuda("tensorrt==11.4.0.106"), Some(v("13")));
+        // 8.6.1 installs tensorrt_libs from NVIDIA's index: not judged.
+        assert_eq!(cuda("tensorrt==8.6.1"), None);
+        // Unpinned: the newest release for the image's Python decides,
+        // not this table.
+        assert_eq!(cuda("tensorrt"), None);
+        assert!(k.depends_on_release("tensorrt>=10"));
+        // Only from PyPI: another index may hold other builds.
+        assert!(k.classify_requirement("tensorrt==10.3.0", false).is_none());
+        assert_eq!(cuda("tensorrt-cu12==11.4.0.106"), Some(v("12")));
+        assert_eq!(cuda("tensorrt-cu13-libs"), Some(v("13")));
+        assert_eq!(cuda("tensorrt-lean-cu12"), Some(v("12")));
+        assert_eq!(cuda("tensorrt-llm"), None);
+        assert_eq!(
+            k.build_for_major("tensorrt", 12).as_deref(),
+            Some("`tensorrt-cu12`")
+        );
+    }
+
+    #[test]
+    fn jax_cuda_extra_follows_the_release() {
+        let k = embedded();
+        let pin = |spec: &str| match k.classify_requirement(spec, true) {
+            Some(SpecCuda::Pin(pin)) => Some((pin.cuda, pin.system)),
+            _ => None,
+        };
+        assert_eq!(pin("jax[cuda]==0.4.20"), Some((v("11"), true)));
+        assert_eq!(pin("jax[cuda]==0.4.26"), Some((v("12"), true)));
+        assert_eq!(pin("jax[cuda]==0.4.30"), Some((v("12"), false)));
+        assert_eq!(pin("jax[cuda]==0.10.2"), Some((v("12"), false)));
+        assert_eq!(pin("jax[cuda]==0.3.25"), None);
+        // Without a release the mapping is the newest release's.
+        assert_eq!(pin("jax[cuda]"), None);
+        assert!(k.depends_on_release("jax[cuda]"));
+        assert!(!k.depends_on_release("jax[cuda12]"));
+        // Extras named for a CUDA keep deciding without a release, unless
+        // the newest releases dropped them.
+        assert_eq!(pin("jax[cuda12]"), Some((v("12"), false)));
+        assert_eq!(pin("jax[cuda12_pip]==0.4.20"), Some((v("12"), false)));
+        assert_eq!(pin("jax[cuda11_pip]==0.4.30"), None);
+        assert_eq!(
+            k.build_for_major("jax[cuda]", 12).as_deref(),
+            Some("`jax[cuda12]`")
+        );
+        assert_eq!(k.build_for_major("jax[cuda]", 11), None);
+    }
+
+    #[test]
+    fn cupy_is_not_a_cuda_wheel() {
+        // CuPy loads the image's CUDA (the resolution knowledge's
+        // system frameworks), so it pins no CUDA build here.
+        let k = embedded();
+        assert!(k.classify_requirement("cupy-cuda12x", true).is_none());
+        assert!(k
+            .classify_requirement("cupy-cuda118==9.6.0", true)
+            .is_none());
     }
 
     #[test]

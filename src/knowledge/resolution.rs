@@ -30,6 +30,8 @@ pub struct ResolutionKnowledge {
     #[serde(default)]
     pub unnumbered_cudnn: Option<UnnumberedCudnn>,
     #[serde(default)]
+    pub base_variant_libraries: Option<BaseVariantLibraries>,
+    #[serde(default)]
     pub distro_cuda: PatternList,
     #[serde(default)]
     pub distro_cuda_versions: Vec<DistroCuda>,
@@ -169,22 +171,123 @@ pub struct PatternList {
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct SystemFramework {
+    /// The distribution name, or a name pattern that carries the CUDA
+    /// (`cupy-cuda{major}x`, `cupy-cuda{cuda}`: see the packages
+    /// knowledge's name patterns), which then holds for every release.
     pub package: String,
     /// Other distribution names with the same builds (`tensorflow-gpu`).
     #[serde(default)]
     pub also: Vec<String>,
+    /// `major.minor` releases; empty for a name pattern (every release).
+    #[serde(default)]
     pub versions: Vec<Version>,
-    pub cuda: Version,
-    pub cudnn: u32,
+    /// The CUDA the releases load; absent for a name pattern.
+    #[serde(default)]
+    pub cuda: Option<Version>,
+    /// The cuDNN major they load; absent where cuDNN is optional.
+    #[serde(default)]
+    pub cudnn: Option<u32>,
+    /// The CUDA library named in messages, opened by SONAME
+    /// (`libcublas`; `libcudart` when absent).
+    #[serde(default)]
+    pub library: Option<String>,
+    /// CUDA older than this is not judged (its SONAMEs carry the minor,
+    /// and differ per library).
+    #[serde(default)]
+    pub min_cuda: Option<Version>,
     /// Extras that bring NVIDIA's CUDA wheels instead (`tensorflow[and-cuda]`).
     #[serde(default)]
     pub own_cuda_extras: Vec<String>,
+    /// What to install instead on a base of another CUDA, `{major}` the
+    /// base's CUDA major (`` `cupy-cuda{major}x` ``); without it, the help
+    /// says to pin a release built for the base's CUDA.
+    #[serde(default)]
+    pub instead: Option<String>,
+    /// Text in a pinned version that marks a build from the project's own
+    /// pages rather than PyPI, followed by the CUDA it was built for
+    /// (`.post117`: Paddle's CUDA 11.7 build), judged by that CUDA.
+    #[serde(default)]
+    pub cuda_label_marker: Option<String>,
+    /// What fails when the libraries are missing, for messages (the
+    /// framework runs on the CPU when absent).
+    #[serde(default)]
+    pub consequence: Option<String>,
     pub source: String,
 }
 
 impl SystemFramework {
-    fn names(&self, name: &str) -> bool {
-        normalize(&self.package) == name || self.also.iter().any(|a| normalize(a) == name)
+    /// The CUDA a pinned version's label names (`2.6.1.post117` → 11.7,
+    /// with `.post117`), where the entry has a label marker.
+    pub fn labelled_cuda(&self, version: &str) -> Option<(Version, String)> {
+        let marker = self.cuda_label_marker.as_deref()?;
+        let (_, rest) = version.split_once(marker)?;
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let cuda = super::packages::cuda_of_tag(&digits)?;
+        Some((cuda, format!("{marker}{digits}")))
+    }
+
+    /// The CUDA of releases of `name` this entry covers: its own, or the
+    /// one a name pattern captures.
+    fn cuda_of(&self, name: &str) -> Option<Version> {
+        if is_name_pattern(&self.package) {
+            let cuda = super::packages::match_name_pattern(&self.package, name)?;
+            return self
+                .min_cuda
+                .map_or(true, |min| cuda >= min)
+                .then_some(cuda);
+        }
+        let named =
+            normalize(&self.package) == name || self.also.iter().any(|a| normalize(a) == name);
+        if named {
+            self.cuda
+        } else {
+            None
+        }
+    }
+
+    /// What fails when the libraries are missing, for messages.
+    pub fn consequence(&self) -> &str {
+        self.consequence.as_deref().unwrap_or(DEFAULT_CONSEQUENCE)
+    }
+
+    /// The library messages name (`libcudart`).
+    pub fn library(&self) -> &str {
+        self.library.as_deref().unwrap_or(DEFAULT_LIBRARY)
+    }
+}
+
+/// The library a system-CUDA framework is said to open when its entry
+/// names none: every CUDA program needs the runtime.
+const DEFAULT_LIBRARY: &str = "libcudart";
+
+/// What a framework without a `consequence` does without its libraries.
+const DEFAULT_CONSEQUENCE: &str =
+    "the GPU provider does not load and the work runs on the CPU, with a warning at most";
+
+fn is_name_pattern(package: &str) -> bool {
+    package.contains("{major}") || package.contains("{cuda}")
+}
+
+/// The CUDA libraries the `nvidia/cuda` variants in `variants` hold
+/// (`base`: the runtime only), and the packages that add the others.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BaseVariantLibraries {
+    pub variants: Vec<String>,
+    pub libraries: Vec<String>,
+    pub provided_by: Vec<String>,
+    pub source: String,
+}
+
+impl BaseVariantLibraries {
+    /// Whether an image of `variant` lacks `library` (`libcublas`).
+    pub fn lacks(&self, variant: &str, library: &str) -> bool {
+        self.variants.iter().any(|v| v == variant) && !self.libraries.iter().any(|l| l == library)
+    }
+
+    /// Whether a system package install adds the libraries (`cuda-libraries-12-4`).
+    pub fn provided_by(&self, package: &str) -> bool {
+        self.provided_by.iter().any(|p| glob_matches(p, package))
     }
 }
 
@@ -231,10 +334,16 @@ impl CudaBuilds {
 /// What a system-CUDA framework requirement resolves to.
 #[derive(Clone, Debug)]
 pub struct FrameworkBuild<'k> {
-    /// The release (`1.31`), the requirement's own or the newest known.
-    pub release: Version,
+    /// The release (`1.31`), the requirement's own or the newest known;
+    /// `None` where the name alone decides (`cupy-cuda12x`).
+    pub release: Option<Version>,
     /// The requirement names no exact release: the newest one applies.
     pub newest: bool,
+    /// The CUDA the build loads.
+    pub cuda: Version,
+    /// The pinned version carries the CUDA (`2.6.1.post117`): a build from
+    /// the project's own pages, the label as written.
+    pub label: Option<String>,
     pub entry: &'k SystemFramework,
 }
 
@@ -268,6 +377,9 @@ impl ResolutionKnowledge {
         if other.unnumbered_cudnn.is_some() {
             self.unnumbered_cudnn = other.unnumbered_cudnn;
         }
+        if other.base_variant_libraries.is_some() {
+            self.base_variant_libraries = other.base_variant_libraries;
+        }
         if !other.distro_cuda.patterns.is_empty() {
             self.distro_cuda = other.distro_cuda;
         }
@@ -285,8 +397,13 @@ impl ResolutionKnowledge {
         if !other.toolkit_installs.source.is_empty() {
             self.toolkit_installs = other.toolkit_installs;
         }
+        // Rows of one OS are kept apart by the packages they list.
         merge_by(&mut self.python_newest, other.python_newest, |a, b| {
             a.os == b.os
+                && a.newest
+                    .iter()
+                    .map(|n| &n.0)
+                    .eq(b.newest.iter().map(|n| &n.0))
         });
         if !other.other_python.source.is_empty() {
             self.other_python = other.other_python;
@@ -366,31 +483,51 @@ impl ResolutionKnowledge {
         os: Option<&str>,
     ) -> Option<FrameworkBuild<'_>> {
         let name = normalize(package);
-        let entries = || self.system_frameworks.iter().filter(|f| f.names(&name));
+        let entries = || {
+            self.system_frameworks
+                .iter()
+                .filter_map(|f| Some((f, f.cuda_of(&name)?)))
+        };
+        // A name that carries its CUDA decides for every release.
+        if let Some((entry, cuda)) = entries().find(|(f, _)| f.versions.is_empty()) {
+            return Some(FrameworkBuild {
+                release: None,
+                newest: false,
+                cuda,
+                label: None,
+                entry,
+            });
+        }
         let (release, newest) = match pinned {
             Some(version) => (version.major_minor(), false),
             None if lower_bound_only => {
-                let package = &entries().next()?.package;
-                (self.newest_release(os?, package)?.0, true)
+                let package = &entries().next()?.0.package;
+                (self.newest_release(os?, package)?.0.major_minor(), true)
             }
             None => return None,
         };
-        let entry = entries().find(|f| f.versions.contains(&release))?;
+        let (entry, cuda) = entries().find(|(f, _)| f.versions.contains(&release))?;
         Some(FrameworkBuild {
-            release,
+            release: Some(release),
             newest,
+            cuda,
+            label: None,
             entry,
         })
     }
 
     /// The newest release of `package` for the Python of tag OS `os`.
     pub fn newest_release(&self, os: &str, package: &str) -> Option<(Version, &PythonNewest)> {
-        let entry = self.python_newest.iter().find(|p| p.os == os)?;
-        entry
-            .newest
+        self.python_newest
             .iter()
-            .find(|(name, _)| normalize(name) == normalize(package))
-            .map(|(_, version)| (*version, entry))
+            .filter(|p| p.os == os)
+            .find_map(|entry| {
+                entry
+                    .newest
+                    .iter()
+                    .find(|(name, _)| normalize(name) == normalize(package))
+                    .map(|(_, version)| (*version, entry))
+            })
     }
 
     /// Whether an apt package name is the distribution's own CUDA.
@@ -447,23 +584,23 @@ mod tests {
             .framework_build("onnxruntime_gpu", None, true, Some("ubuntu24.04"))
             .unwrap();
         assert!(ort.newest);
-        assert_eq!(ort.entry.cuda.major(), 13);
+        assert_eq!(ort.cuda.major(), 13);
         // Ubuntu 22.04's Python 3.10 gets an older, CUDA 12 release.
         let ort = k
             .framework_build("onnxruntime-gpu", None, true, Some("ubuntu22.04"))
             .unwrap();
-        assert_eq!(ort.entry.cuda.major(), 12);
+        assert_eq!(ort.cuda.major(), 12);
         assert!(k
             .framework_build("onnxruntime-gpu", None, true, None)
             .is_none());
         let old = k
             .framework_build("onnxruntime-gpu", Some(v("1.18.1")), false, None)
             .unwrap();
-        assert_eq!((old.entry.cuda, old.entry.cudnn), (v("11.8"), 8));
+        assert_eq!((old.cuda, old.entry.cudnn), (v("11.8"), Some(8)));
         let tf = k
             .framework_build("tensorflow", Some(v("2.15.0")), false, None)
             .unwrap();
-        assert_eq!(tf.entry.cudnn, 8);
+        assert_eq!(tf.entry.cudnn, Some(8));
         assert!(k.framework_build("tensorflow", None, false, None).is_none());
         assert!(k
             .framework_build("numpy", None, true, Some("ubuntu22.04"))
@@ -514,6 +651,72 @@ mod tests {
         assert!(!k.has_torch_pins("xformers"));
         let (newest, _) = k.newest_release("ubuntu22.04", "vllm").unwrap();
         assert_eq!(torch(&newest.to_string()), Some(v("2.13.0")));
+    }
+
+    #[test]
+    fn cupy_and_paddle_load_the_image_cuda() {
+        let k = Knowledge::embedded().unwrap().resolution;
+        let cupy = k
+            .framework_build("cupy-cuda11x", Some(v("13.3.0")), false, None)
+            .unwrap();
+        assert_eq!(
+            (cupy.cuda, cupy.release, cupy.entry.cudnn),
+            (v("11"), None, None)
+        );
+        assert_eq!(cupy.entry.library(), "libcublas");
+        // Every release, pinned or not, wherever the OS.
+        assert_eq!(
+            k.framework_build("cupy_cuda12x", None, true, None)
+                .map(|b| b.cuda),
+            Some(v("12"))
+        );
+        assert_eq!(
+            k.framework_build("cupy-cuda118", None, false, None)
+                .map(|b| b.cuda),
+            Some(v("11.8"))
+        );
+        // CUDA 10 names their libraries by minor: not judged.
+        assert!(k
+            .framework_build("cupy-cuda102", None, true, None)
+            .is_none());
+        assert!(k.framework_build("cupy", None, true, None).is_none());
+        let paddle = k
+            .framework_build("paddlepaddle-gpu", Some(v("2.6.1")), false, None)
+            .unwrap();
+        assert_eq!((paddle.cuda, paddle.entry.cudnn), (v("11"), Some(8)));
+        assert_eq!(paddle.entry.library(), "libcudart");
+        // Paddle's own builds say their CUDA in the post number.
+        assert_eq!(
+            paddle.entry.labelled_cuda("2.6.1.post117"),
+            Some((v("11.7"), ".post117".to_string()))
+        );
+        assert_eq!(paddle.entry.labelled_cuda("2.6.1"), None);
+        let newest = k
+            .framework_build("paddlepaddle-gpu", None, true, Some("ubuntu24.04"))
+            .unwrap();
+        assert_eq!((newest.release, newest.newest), (Some(v("2.6")), true));
+        // The newest-release rows of one OS are read together.
+        assert_eq!(
+            k.newest_release("ubuntu22.04", "torch").map(|n| n.0),
+            Some(v("2.14"))
+        );
+        assert_eq!(
+            k.newest_release("ubuntu22.04", "jax").map(|n| n.0),
+            Some(v("0.6.2"))
+        );
+        assert!(k.newest_release("ubuntu20.04", "jax").is_none());
+    }
+
+    #[test]
+    fn base_images_hold_only_the_runtime() {
+        let k = Knowledge::embedded().unwrap().resolution;
+        let base = k.base_variant_libraries.as_ref().unwrap();
+        assert!(base.lacks("base", "libcublas"));
+        assert!(!base.lacks("base", "libcudart"));
+        assert!(!base.lacks("runtime", "libcublas"));
+        assert!(base.provided_by("cuda-libraries-12-4"));
+        assert!(base.provided_by("libcublas-12-4"));
+        assert!(!base.provided_by("python3-pip"));
     }
 
     #[test]

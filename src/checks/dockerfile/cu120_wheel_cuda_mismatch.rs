@@ -66,9 +66,15 @@ fn build_advice(ctx: &DockerfileContext<'_>, pin: &StagePin, have: Version) -> S
             "start from a CUDA {} base image, the CUDA of PyPI's build of the torch this release pins (its PyPI wheels are built against that torch)",
             pin.pin.cuda
         ),
-        None => format!(
-            "install the build for CUDA {have} (PyTorch: `--index-url {TORCH_INDEX}{tag}` where the release has one), or start from a base image of the package's CUDA"
-        ),
+        None => match packages.build_for_major(&pin.text, have.major()) {
+            Some(other) => format!(
+                "install {other}, built for CUDA {}, or start from a base image of the package's CUDA",
+                have.major()
+            ),
+            None => format!(
+                "install the build for CUDA {have} (PyTorch: `--index-url {TORCH_INDEX}{tag}` where the release has one), or start from a base image of the package's CUDA"
+            ),
+        },
     }
 }
 

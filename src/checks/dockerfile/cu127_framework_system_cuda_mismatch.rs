@@ -9,10 +9,12 @@ use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
 use crate::checks::dockerfile::stack::{
     base_cudnn, chain_installs, distro_python_os, installs_cudnn,
 };
+use crate::checks::dockerfile::support::root_image;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::{PackageInstall, RequestedPackage};
+use crate::knowledge::images::parse_cuda_tag;
 use crate::knowledge::packages::{PackageKnowledge, SpecCuda};
 use crate::knowledge::resolution::{normalize, FrameworkBuild};
 use crate::prediction::Prediction;
@@ -23,7 +25,7 @@ pub static META: RuleMeta = RuleMeta {
     category: Category::Compatibility,
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
-    summary: "A framework that loads the image's CUDA/cuDNN was built for another major than the base provides",
+    summary: "A framework that loads the image's CUDA/cuDNN was built for another major than the base provides, or needs libraries the base lacks",
     doc: include_str!("../../../docs/rules/CU127.md"),
 };
 
@@ -47,17 +49,23 @@ impl DockerfileRule for FrameworkSystemCudaMismatch {
                 continue;
             }
             let has_cudnn = installs.iter().any(|i| installs_cudnn(i));
+            let variant = runtime_only_variant(ctx, stage, &installs);
             let python_os = distro_python_os(ctx, stage);
             let mut seen: Vec<String> = Vec::new();
             for run in &stage.runs {
                 for install in run.installs.iter().filter(|i| i.manager.is_python()) {
-                    if from_other_index(stage, install) {
-                        continue;
-                    }
+                    let other_index = from_other_index(stage, install);
                     for package in install.packages.iter().filter(|p| !p.is_location) {
                         let Some(build) = resolve(ctx, package, python_os.as_deref()) else {
                             continue;
                         };
+                        // Another index may hold other builds of a release;
+                        // a name or version that carries its CUDA
+                        // (`cupy-cuda12x`, `==2.6.1.post117`) is the same
+                        // build wherever it comes from.
+                        if other_index && build.release.is_some() && build.label.is_none() {
+                            continue;
+                        }
                         if seen.contains(&package.name) {
                             continue;
                         }
@@ -66,7 +74,8 @@ impl DockerfileRule for FrameworkSystemCudaMismatch {
                         } else {
                             base_cudnn(ctx, stage)
                         };
-                        if let Some(diagnostic) = judge(ctx, package, &build, &base, cudnn) {
+                        let found = judge(ctx, package, &build, &base, cudnn, variant);
+                        if let Some(diagnostic) = found {
                             seen.push(package.name.clone());
                             out.push(diagnostic);
                         }
@@ -99,6 +108,16 @@ fn resolve<'k>(
     {
         return None;
     }
+    // A build from the project's own pages whose version names its CUDA
+    // (`==2.6.1.post117`).
+    let version = package.word.text.trim_matches(['"', '\'']).split_once("==");
+    if let Some((cuda, label)) = version.and_then(|(_, v)| build.entry.labelled_cuda(v)) {
+        return Some(FrameworkBuild {
+            cuda,
+            label: Some(label),
+            ..build
+        });
+    }
     Some(build)
 }
 
@@ -108,22 +127,33 @@ fn judge(
     build: &FrameworkBuild<'_>,
     base: &StageCuda,
     cudnn: Option<Option<u32>>,
+    variant: Option<&str>,
 ) -> Option<Diagnostic> {
     let entry = build.entry;
-    let release = if build.newest {
-        let checked = ctx
-            .knowledge
-            .checked
-            .as_deref()
-            .unwrap_or("the knowledge's date");
-        format!(
-            "names no exact release, so pip installs the newest for the image's Python, {} {} (as of {checked}), which",
-            entry.package, build.release
-        )
-    } else {
-        format!("{} {}", entry.package, build.release)
+    let release = match build.release {
+        Some(release) if build.newest => {
+            let checked = ctx
+                .knowledge
+                .checked
+                .as_deref()
+                .unwrap_or("the knowledge's date");
+            format!(
+                "names no exact release, so pip installs the newest for the image's Python, {} {release} (as of {checked}), which",
+                entry.package
+            )
+        }
+        Some(release) => match &build.label {
+            Some(label) => format!(
+                "{} {release} (`{label}`, a build from the project's own pages)",
+                entry.package
+            ),
+            None => format!("{} {release}", entry.package),
+        },
+        // The name carries the CUDA (`cupy-cuda11x`): every release.
+        None => format!("every {} release", normalize(&package.name)),
     };
-    let (wanted, have) = (entry.cuda, base.version);
+    let library = entry.library();
+    let (wanted, have) = (build.cuda, base.version);
     // CUDA 10 and older name their runtime by major and minor
     // (`libcudart.so.10.1`); from 11 on, by major only.
     let sonames_differ = wanted.major() != have.major()
@@ -136,41 +166,76 @@ fn judge(
     let (message, help, missing) = if sonames_differ {
         (
             format!(
-                "`{}`: {release} loads CUDA {} libraries (`libcudart.so.{soname}`), but {} provides CUDA {have}",
+                "`{}`: {release} loads CUDA {} libraries (`{library}.so.{soname}`), but {} provides CUDA {have}",
                 package.word.text,
                 wanted,
                 base.origin
             ),
+            match &entry.instead {
+                // What the data names for the base's CUDA (the package
+                // whose name carries it, another index's build).
+                Some(instead) => format!(
+                    "install {} instead, or use a CUDA {}.x base image",
+                    instead.replace("{major}", &have.major().to_string()),
+                    wanted.major()
+                ),
+                _ => format!(
+                    "pin a release built for CUDA {} (see the release's CUDA requirements), or use a CUDA {}.x base image",
+                    have.major(),
+                    wanted.major()
+                ),
+            },
+            format!("{library}.so.{soname}"),
+        )
+    } else if let Some((variant, libraries)) = variant.and_then(|variant| {
+        let libraries = ctx.knowledge.resolution.base_variant_libraries.as_ref()?;
+        libraries
+            .lacks(variant, library)
+            .then_some((variant, libraries))
+    }) {
+        (
             format!(
-                "pin a release built for CUDA {} (see the release's CUDA requirements), or use a CUDA {}.x base image",
-                have.major(),
-                wanted.major()
+                "`{}`: {release} loads `{library}.so.{soname}`, but {} is a `{variant}` image, which holds only {}, and the image installs no other CUDA library",
+                package.word.text,
+                base.origin,
+                libraries.libraries.join(", ")
             ),
-            format!("libcudart.so.{soname}"),
+            format!(
+                "use the base image's `runtime` variant (same tag with `runtime` for `{variant}`), or install the CUDA libraries (`cuda-libraries-{}-{}`)",
+                have.major(),
+                have.minor()
+            ),
+            format!("{library}.so.{soname}"),
         )
     } else {
+        // A framework whose cuDNN is optional (CuPy) is not judged by it,
+        // nor a build from the project's pages (its cuDNN is not the data's).
+        if build.label.is_some() {
+            return None;
+        }
+        let wanted_cudnn = entry.cudnn?;
         match cudnn {
-            Some(Some(major)) if major != entry.cudnn => (
+            Some(Some(major)) if major != wanted_cudnn => (
                 format!(
                     "`{}`: {release} loads cuDNN {} (`libcudnn.so.{}`), but {} ships cuDNN {major}",
-                    package.word.text, entry.cudnn, entry.cudnn, base.origin
+                    package.word.text, wanted_cudnn, wanted_cudnn, base.origin
                 ),
                 format!(
                     "pin a release built for cuDNN {major}, or a base image tag with cuDNN {}",
-                    entry.cudnn
+                    wanted_cudnn
                 ),
-                format!("libcudnn.so.{}", entry.cudnn),
+                format!("libcudnn.so.{wanted_cudnn}"),
             ),
             Some(None) => (
                 format!(
                     "`{}`: {release} loads cuDNN {} (`libcudnn.so.{}`), but {} has no cuDNN and the image installs none",
-                    package.word.text, entry.cudnn, entry.cudnn, base.origin
+                    package.word.text, wanted_cudnn, wanted_cudnn, base.origin
                 ),
                 format!(
                     "use the base image's `-cudnn` tag, or install cuDNN {} in the image",
-                    entry.cudnn
+                    wanted_cudnn
                 ),
-                format!("libcudnn.so.{}", entry.cudnn),
+                format!("libcudnn.so.{wanted_cudnn}"),
             ),
             _ => return None,
         }
@@ -178,13 +243,49 @@ fn judge(
     Some(
         Diagnostic::at(&META, package.word.span, message)
             .with_help(help)
-            .with_note("the wheel brings no CUDA of its own: it opens the image's libraries by SONAME, and when they are missing the GPU provider does not load and the work runs on the CPU, with a warning at most")
+            .with_note(format!(
+                "the wheel brings no CUDA of its own: it opens the image's libraries by SONAME, and when they are missing {}",
+                entry.consequence()
+            ))
             .with_note(format!("source: {}", entry.source))
             .with_prediction(Prediction::SonameMissing {
                 package: normalize(&package.name),
                 soname: missing,
             }),
     )
+}
+
+/// The variant of the stage's `nvidia/cuda` base when it holds only some
+/// CUDA libraries (`base`: the runtime) and nothing in the stage's chain
+/// installs the others (`rules/resolution.toml` `base_variant_libraries`).
+fn runtime_only_variant(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    installs: &[&PackageInstall],
+) -> Option<&'static str> {
+    let libraries = ctx.knowledge.resolution.base_variant_libraries.as_ref()?;
+    let image = root_image(ctx, stage)?;
+    let images = &ctx.knowledge.images;
+    let canonical = images.canonicalize(image);
+    if !images.is_nvidia_cuda(&canonical.repository) {
+        return None;
+    }
+    let variant = parse_cuda_tag(canonical.tag.as_deref()?)
+        .ok()?
+        .variant?
+        .as_str();
+    if !libraries.variants.iter().any(|v| v == variant) {
+        return None;
+    }
+    let adds_libraries = installs.iter().any(|install| {
+        install.manager.is_system()
+            && install
+                .packages
+                .iter()
+                .filter_map(|p| p.distribution())
+                .any(|name| libraries.provided_by(name))
+    });
+    (!adds_libraries).then_some(variant)
 }
 
 /// Environment variables that point pip/uv at another index than PyPI.

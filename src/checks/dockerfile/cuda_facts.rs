@@ -97,7 +97,8 @@ pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
                 let mut found = python_pins(ctx, stage, assignments, install);
                 let derived = unpinned_torch_pin(ctx, stage, run, assignments, install)
                     .into_iter()
-                    .chain(pinned_torch_pin(ctx, stage, run, assignments, install));
+                    .chain(pinned_torch_pin(ctx, stage, run, assignments, install))
+                    .chain(newest_release_pins(ctx, stage, run, assignments, install));
                 for pin in derived {
                     // Words read from a requirements file share the span of
                     // the RUN's file word: the text tells them apart.
@@ -817,4 +818,122 @@ fn install_brings_torch(ctx: &DockerfileContext<'_>, install: &PackageInstall) -
         let name = crate::knowledge::resolution::normalize(name);
         name == "torch" || name == "pytorch" || resolution.is_torch_companion(&name)
     })
+}
+
+/// Requirements without an exact release whose CUDA depends on the release
+/// (`jax[cuda]`, `tensorrt`): pip installs the newest release for the
+/// image's Python (`rules/resolution.toml` `python_newest`), as of the
+/// knowledge's `checked` date, and that release's build decides. Said only
+/// where PyPI is the only index (none on the command line, no find-links,
+/// none in the installer's environment), with no requirement or constraint
+/// file, on a plain `nvidia/cuda` base running its distribution's Python,
+/// and when no earlier install in the stage's chain named the package.
+fn newest_release_pins<'i>(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    run: usize,
+    assignments: &[(String, String)],
+    install: &'i PackageInstall,
+) -> Vec<FoundPin<'i>> {
+    let packages = &ctx.knowledge.packages;
+    let resolution = &ctx.knowledge.resolution;
+    let Some(rule) = index_rule(ctx, stage, assignments, install) else {
+        return Vec::new();
+    };
+    if !install.requirement_files.is_empty()
+        || !install.constraint_files.is_empty()
+        || !install.index_urls.is_empty()
+        || option_value(install, TORCH_BACKEND_OPTION).is_some()
+        || rule.env_index(stage, assignments)
+    {
+        return Vec::new();
+    }
+    let Some(os) = crate::checks::dockerfile::stack::distro_python_os(ctx, stage) else {
+        return Vec::new();
+    };
+    let checked = ctx
+        .knowledge
+        .checked
+        .as_deref()
+        .unwrap_or("the knowledge's date");
+    let mut found = Vec::new();
+    for package in install.packages.iter().filter(|p| !p.is_location) {
+        let spec = package.word.text.trim_matches(['"', '\'']);
+        let Some((name, None, true)) = PackageKnowledge::requirement_terms(spec) else {
+            continue;
+        };
+        // Only where the release decides (the words alone decide
+        // `jax[cuda12]`; torch has its own resolution above).
+        if !packages.depends_on_release(spec) || packages.classify_requirement(spec, true).is_some()
+        {
+            continue;
+        }
+        let Some((newest, python)) = resolution.newest_release(&os, &name) else {
+            continue;
+        };
+        let extras = PackageKnowledge::requirement_extras(spec);
+        let resolved = if extras.is_empty() {
+            format!("{name}=={newest}")
+        } else {
+            format!("{name}[{}]=={newest}", extras.join(","))
+        };
+        let Some(SpecCuda::Pin(pin)) = packages.classify_requirement(&resolved, true) else {
+            continue;
+        };
+        if package_installed_before(ctx, stage, run, &name) {
+            continue;
+        }
+        let what = match packages.meta_package(&name, newest) {
+            Some(meta) => format!("which installs `{}`", meta.variant),
+            None if !extras.is_empty() => format!(
+                "whose `{}` extra {}",
+                extras.join(","),
+                if pin.system {
+                    "uses the image's own CUDA"
+                } else {
+                    "brings NVIDIA's CUDA wheels"
+                }
+            ),
+            None => "which".to_string(),
+        };
+        let note = format!(
+            "`{}` names no exact release, so {} installs the newest {name} on PyPI for the image's Python {}, {name} {newest} (as of {checked}), {what}: a CUDA {} build",
+            package.word.text, rule.installer.manager, python.python, pin.cuda
+        );
+        let pin = CudaPin {
+            source: format!("{}; {}", pin.source, python.source),
+            ..pin
+        };
+        found.push((&package.word, pin, Some(note)));
+    }
+    found
+}
+
+/// Whether a RUN before `run` in `stage`, or any RUN of the stages it is
+/// built on, installs the Python package `name` (pip keeps it for an
+/// unpinned requirement).
+fn package_installed_before(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    run: usize,
+    name: &str,
+) -> bool {
+    let installs_it = |step: &crate::dockerfile::model::RunStep| {
+        step.installs.iter().any(|install| {
+            install.manager.is_python()
+                && install.packages.iter().any(|p| {
+                    p.distribution()
+                        .is_some_and(|d| crate::knowledge::resolution::normalize(d) == name)
+                })
+        })
+    };
+    if stage.runs.iter().take(run).any(installs_it) {
+        return true;
+    }
+    ctx.model
+        .ancestry(stage.index)
+        .into_iter()
+        .skip(1)
+        .filter_map(|index| ctx.model.stages.get(index))
+        .any(|parent| parent.runs.iter().any(installs_it))
 }
