@@ -9,7 +9,8 @@
 //! the instruction that put it there: a bind mount of the RUN
 //! (`--mount=type=bind,source=…`), else the last `COPY`/`ADD` whose
 //! destination holds it (a file, a directory copied whole, a wildcard
-//! source). Only a file that comes from the build context
+//! source; variables in its words and in WORKDIR take the stage's ARG and
+//! ENV values, and one without a known value makes the COPY unknown). Only a file that comes from the build context
 //! ([`crate::context_files`]) or from a `COPY <<EOF` heredoc is read; one
 //! copied from another stage or image, downloaded, created by a RUN,
 //! edited by a RUN after the copy (`sed -i … requirements.txt`), or absent
@@ -450,7 +451,7 @@ fn workdir_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) -> S
         if let Some(Command::Workdir(word)) =
             ctx.dockerfile.instructions.get(at).map(|i| &i.command)
         {
-            cwd = join(&cwd, &word.text);
+            cwd = join(&cwd, &workdir_text(ctx, stage, at, &word.text));
         }
     }
     cwd
@@ -498,7 +499,9 @@ fn provenance(
     let mut cwd = "/".to_string();
     for at in instructions_before(ctx, stage, step.instruction) {
         match ctx.dockerfile.instructions.get(at).map(|i| &i.command) {
-            Some(Command::Workdir(word)) => cwd = join(&cwd, &word.text),
+            Some(Command::Workdir(word)) => {
+                cwd = join(&cwd, &workdir_text(ctx, stage, at, &word.text))
+            }
             Some(Command::Copy(_) | Command::Add(_)) => cwd_at_copy.push((at, cwd.clone())),
             _ => {}
         }
@@ -512,7 +515,18 @@ fn provenance(
             Command::Add(copy) => (copy, true),
             _ => continue,
         };
-        let copied = copied_here(files, copy, add, cwd, path);
+        let owner = chain(ctx, stage)
+            .into_iter()
+            .find(|s| s.instructions.contains(at))
+            .unwrap_or(stage);
+        // `--parents` keeps source paths, `--exclude` drops some: where
+        // the file lands, or whether, is not modelled.
+        let reshaped = copy
+            .other_flags
+            .iter()
+            .any(|flag| matches!(flag.name.as_str(), "parents" | "exclude"));
+        let words = expanded_words(copy, owner, ctx.dockerfile.escape).filter(|_| !reshaped);
+        let copied = copied_here(files, copy, words, add, cwd, path);
         if !matches!(copied, Copied::No) && edited_after(ctx, stage, step, command, *at, path) {
             return None;
         }
@@ -543,24 +557,85 @@ enum Copied {
     Heredoc(String),
 }
 
+/// The COPY/ADD words with the stage's ARG and ENV values substituted
+/// (`COPY requirements.txt $APP_HOME/`); `None` for a word that keeps a
+/// variable with no known value.
+fn expanded_words(
+    copy: &CopyCommand,
+    stage: &Stage,
+    escape: char,
+) -> Option<(Vec<String>, String)> {
+    let expand = |text: &str| expand_text(stage, text, escape);
+    let sources = copy
+        .sources
+        .iter()
+        .map(|source| expand(&source.text))
+        .collect::<Option<Vec<_>>>()?;
+    Some((sources, expand(&copy.dest.text)?))
+}
+
+/// `text` with the stage's ARG and ENV values (as at the stage's end)
+/// substituted; `None` when a variable has no known value.
+fn expand_text(stage: &Stage, text: &str, escape: char) -> Option<String> {
+    use crate::dockerfile::expand::{expand_vars, VarScope};
+    if !text.contains('$') {
+        return Some(text.to_string());
+    }
+    let mut scope = VarScope::new();
+    for (name, value) in &stage.args {
+        scope.set(name, value.clone());
+    }
+    for (name, value) in &stage.env {
+        scope.set(name, Some(value.clone()));
+    }
+    let expansion = expand_vars(text, &scope, escape);
+    (!expansion.unresolved && expansion.unset.is_empty() && expansion.error.is_none())
+        .then_some(expansion.text)
+}
+
+/// A WORKDIR's directory, its variables substituted where known (as
+/// written otherwise: a RUN's relative paths and a COPY's relative
+/// destination then still agree).
+fn workdir_text(ctx: &DockerfileContext<'_>, stage: &Stage, at: usize, text: &str) -> String {
+    let owner = chain(ctx, stage)
+        .into_iter()
+        .find(|s| s.instructions.contains(&at))
+        .unwrap_or(stage);
+    expand_text(owner, text, ctx.dockerfile.escape).unwrap_or_else(|| text.to_string())
+}
+
 fn copied_here(
     files: Option<&ContextFiles>,
     copy: &CopyCommand,
+    words: Option<(Vec<String>, String)>,
     add: bool,
     cwd: &str,
     path: &str,
 ) -> Copied {
-    if copy.dest.text.contains('$') || copy.sources.iter().any(|s| s.text.contains('$')) {
-        // Unexpanded variables: where it writes is unknown.
-        return Copied::No;
-    }
-    let dest = join(cwd, &copy.dest.text);
-    let dest_is_dir = copy.dest.text.ends_with('/') || copy.sources.len() > 1;
+    let Some((sources, dest_text)) = words else {
+        // A variable with no known value: where it writes, or what, is
+        // unknown. A source of the file's name, a directory or a wildcard
+        // may have written it.
+        let may_write = copy.sources.iter().any(|source| {
+            source.text.contains('$')
+                || basename(&source.text) == basename(path)
+                || source.text.ends_with('/')
+                || source.text == "."
+                || source.text.contains(['*', '?', '['])
+        });
+        return if may_write {
+            Copied::Elsewhere
+        } else {
+            Copied::No
+        };
+    };
+    let dest = join(cwd, &dest_text);
+    let dest_is_dir = dest_text.ends_with('/') || sources.len() > 1;
     let as_file = |source: &str| {
         (!dest_is_dir && path == dest) || under(path, &dest) == Some(basename(source))
     };
-    for source in copy.sources.iter().rev() {
-        let text = source.text.as_str();
+    for text in sources.iter().rev() {
+        let text = text.as_str();
         if let Some(name) = text.strip_prefix("<<") {
             let name = name.trim_start_matches('-').trim_matches(['"', '\'']);
             if as_file(name) {
