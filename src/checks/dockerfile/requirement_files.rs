@@ -726,10 +726,12 @@ fn glob_matches(pattern: &str, name: &str) -> bool {
     )
 }
 
-/// Whether a command after the COPY at instruction `copied_at`, up to
-/// command `command` of `step`, names the file other than to install from
-/// it (`sed -i '/torch/d' requirements.txt`): what the file holds at
-/// install time is then not what the context holds.
+/// Whether a RUN after the COPY at instruction `copied_at`, up to command
+/// `command` of `step`, names the file other than in a package install:
+/// `sed -i '/torch/d' requirements.txt`, `echo torch >> requirements.txt`
+/// (a redirection is no word of the command, so the RUN's text is
+/// searched). What the file holds at install time is then not what the
+/// context holds.
 fn edited_after(
     ctx: &DockerfileContext<'_>,
     stage: &Stage,
@@ -739,22 +741,44 @@ fn edited_after(
     path: &str,
 ) -> bool {
     let name = basename(path);
-    let edits = |run: &RunStep, upto: usize| {
-        run.commands
-            .iter()
-            .enumerate()
-            .take(upto)
-            .any(|(index, shell)| {
-                shell.words.iter().any(|w| basename(&w.text) == name)
-                    && !run.installs.iter().any(|install| install.command == index)
-            })
+    let edits = |run: &RunStep, upto: Option<usize>| {
+        let Some(instruction) = ctx.dockerfile.instructions.get(run.instruction) else {
+            return false;
+        };
+        let start = instruction.span.start;
+        let end = upto.unwrap_or(instruction.span.end).max(start);
+        let Some(text) = ctx.source.text.get(start..end) else {
+            return true;
+        };
+        mentions(text, name).any(|offset| {
+            let at = start + offset;
+            !run.installs
+                .iter()
+                .any(|install| install.span.start <= at && at < install.span.end)
+        })
     };
+    let upto = step
+        .installs
+        .iter()
+        .find(|install| install.command == command)
+        .map(|install| install.span.start);
     chain(ctx, stage)
         .into_iter()
         .flat_map(|s| s.runs.iter())
         .filter(|run| run.instruction > copied_at && run.instruction < step.instruction)
-        .any(|run| edits(run, run.commands.len()))
-        || edits(step, command)
+        .any(|run| edits(run, None))
+        || edits(step, upto)
+}
+
+/// Offsets of `name` in `text` as a whole path component (not inside
+/// `dev-requirements.txt` or `requirements.txt.bak`).
+fn mentions<'t>(text: &'t str, name: &'t str) -> impl Iterator<Item = usize> + 't {
+    let part = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    text.match_indices(name).filter_map(move |(at, _)| {
+        let before = text[..at].chars().next_back();
+        let after = text[at + name.len()..].chars().next();
+        (!before.is_some_and(part) && !after.is_some_and(part)).then_some(at)
+    })
 }
 
 #[cfg(test)]
@@ -770,6 +794,12 @@ mod tests {
         assert_eq!(under("/app", "/app"), Some(""));
         assert_eq!(under("/apple", "/app"), None);
         assert!(glob_matches("requirements*.txt", "requirements-gpu.txt"));
+        let found: Vec<usize> = mentions(
+            "sed -i x requirements.txt; cat dev-requirements.txt requirements.txt.bak >> /app/requirements.txt",
+            "requirements.txt",
+        )
+        .collect();
+        assert_eq!(found, vec![9, 81]);
         assert!(!glob_matches("requirements*.txt", "setup.py"));
     }
 }
