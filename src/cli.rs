@@ -82,6 +82,11 @@ struct LintArgs {
     /// `-` reads standard input.
     #[arg(value_name = "FILE|DIR", required = true)]
     files: Vec<PathBuf>,
+    /// The build context the Dockerfiles are built with, where the
+    /// requirement files they install (`pip install -r`) are read
+    /// [default: each Dockerfile's directory; none for `-`].
+    #[arg(long, value_name = "DIR")]
+    context: Option<PathBuf>,
     #[command(flatten)]
     report: ReportArgs,
     #[command(flatten)]
@@ -343,6 +348,15 @@ struct Resolved {
 }
 
 fn resolve(common: &CommonArgs, threshold: Option<FailureThreshold>) -> anyhow::Result<Resolved> {
+    resolve_in(common, threshold, None)
+}
+
+/// [`resolve`] for Dockerfiles built with the build context `context`.
+fn resolve_in(
+    common: &CommonArgs,
+    threshold: Option<FailureThreshold>,
+    context: Option<PathBuf>,
+) -> anyhow::Result<Resolved> {
     let rules = engine::all_rule_metas();
     let config = if common.no_config {
         Config::default()
@@ -379,6 +393,7 @@ fn resolve(common: &CommonArgs, threshold: Option<FailureThreshold>) -> anyhow::
             platform: common.platform.clone(),
         },
         knowledge,
+        context,
     };
     Ok(Resolved {
         engine: Engine::new(options),
@@ -395,7 +410,16 @@ fn load_knowledge(files: &[PathBuf]) -> anyhow::Result<Knowledge> {
 }
 
 fn lint(args: LintArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let resolved = resolve(&args.common, args.report.failure_threshold)?;
+    if let Some(dir) = &args.context {
+        if !dir.is_dir() {
+            bail!("--context: {} is not a directory", dir.display());
+        }
+    }
+    let resolved = resolve_in(
+        &args.common,
+        args.report.failure_threshold,
+        args.context.clone(),
+    )?;
     let mut sources: Vec<SourceFile> = Vec::new();
     let mut diagnostics: Vec<Diagnostic> = Vec::new();
     let mut inputs: Vec<String> = Vec::new();

@@ -117,6 +117,10 @@ pub struct EngineOptions {
     pub settings: Settings,
     pub build: BuildOptions,
     pub knowledge: Knowledge,
+    /// The build context requirement files are read from (`--context`,
+    /// `cudalint build CONTEXT`); `None`: each Dockerfile's own directory,
+    /// and none for standard input.
+    pub context: Option<PathBuf>,
 }
 
 /// Runs a fixed set of rules with fixed options over inputs.
@@ -174,7 +178,15 @@ impl Engine {
     /// Read `input` and lint it.
     pub fn lint_input(&self, input: &Input) -> Result<Linted, InputError> {
         let bytes = read_bytes(input)?;
-        Ok(self.lint_bytes(input.name(), &bytes))
+        let context = match (&self.options.context, input) {
+            (Some(dir), _) => Some(dir.clone()),
+            (None, Input::Path(path)) => Some(match path.parent() {
+                Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+                _ => PathBuf::from("."),
+            }),
+            (None, Input::Stdin) => None,
+        };
+        Ok(self.lint_bytes_in(input.name(), &bytes, context.as_deref()))
     }
 
     /// Lint a Dockerfile's raw bytes. Bytes BuildKit would not read as
@@ -182,8 +194,18 @@ impl Engine {
     /// the returned source then holds the text with replacement characters
     /// so the finding can still be shown.
     pub fn lint_bytes(&self, name: String, bytes: &[u8]) -> Linted {
+        self.lint_bytes_in(name, bytes, self.options.context.as_deref())
+    }
+
+    /// [`Engine::lint_bytes`] with requirement files read from the build
+    /// context `context` (none: they are not read).
+    pub fn lint_bytes_in(&self, name: String, bytes: &[u8], context: Option<&Path>) -> Linted {
         let source = SourceFile::new(name, String::from_utf8_lossy(bytes).into_owned());
-        let diagnostics = self.lint_parsed(&source, crate::dockerfile::parse_syntax_bytes(bytes));
+        let diagnostics = self.lint_parsed(
+            &source,
+            crate::dockerfile::parse_syntax_bytes(bytes),
+            context,
+        );
         Linted {
             source,
             diagnostics,
@@ -193,7 +215,11 @@ impl Engine {
     /// Lint a Dockerfile's text; findings come back final: suppressed,
     /// re-graded, located and sorted.
     pub fn lint_source(&self, source: &SourceFile) -> Vec<Diagnostic> {
-        self.lint_parsed(source, crate::dockerfile::parse_syntax(&source.text))
+        self.lint_parsed(
+            source,
+            crate::dockerfile::parse_syntax(&source.text),
+            self.options.context.as_deref(),
+        )
     }
 
     /// Run every enabled image rule over a scanned image; findings come back final: selected,
@@ -242,6 +268,7 @@ impl Engine {
         &self,
         source: &SourceFile,
         parsed: Result<(Dockerfile, Vec<ParseError>), ParseError>,
+        context: Option<&Path>,
     ) -> Vec<Diagnostic> {
         let mut raw = Vec::new();
         let suppressions = match parsed {
@@ -269,12 +296,17 @@ impl Engine {
                     &self.options.build,
                     &|image| knowledge.images.image_env(image),
                 );
+                let context_files = context.and_then(crate::context_files::ContextFiles::open);
+                let requirement_memo =
+                    crate::checks::dockerfile::requirement_files::Memo::default();
                 let ctx = DockerfileContext {
                     source,
                     dockerfile: &dockerfile,
                     model: &model,
                     knowledge: &self.options.knowledge,
                     settings: &self.options.settings,
+                    build_context: context_files.as_ref(),
+                    requirement_memo: &requirement_memo,
                 };
                 for rule in &self.rules {
                     if self.options.selection.is_enabled(rule.meta().code) {

@@ -10,6 +10,7 @@ pub mod build;
 pub mod checks;
 pub mod cli;
 pub mod config;
+pub mod context_files;
 pub mod diagnostic;
 pub mod discover;
 pub mod dockerfile;

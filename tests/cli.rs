@@ -224,3 +224,60 @@ fn color_is_off_when_piped_and_on_when_forced() {
     let forced = cudalint(&dir.0, &["--color", "always", "Dockerfile"]);
     assert!(stdout(&forced).contains('\x1b'));
 }
+
+/// A Dockerfile that installs torch through a requirements file it copies
+/// from the build context: CU120 fires when the file is read (torch from
+/// the cu121 index on a CUDA 11.8 base), and only then.
+const COPIES_REQUIREMENTS: &str = "\
+FROM nvidia/cuda:11.8.0-runtime-ubuntu22.04
+COPY requirements.txt /app/
+RUN pip install --no-cache-dir -r /app/requirements.txt
+";
+const TORCH_CU121: &str = "--index-url https://download.pytorch.org/whl/cu121\ntorch==2.3.1\n";
+
+fn fires_cu120(output: &std::process::Output) -> bool {
+    json_codes(output).iter().any(|code| code == "CU120")
+}
+
+#[test]
+fn requirement_files_are_read_from_the_dockerfiles_directory_or_context() {
+    let dir = TempDir::new("requirements-context");
+    std::fs::create_dir_all(dir.0.join("app/ctx")).unwrap();
+    dir.write("app/Dockerfile", COPIES_REQUIREMENTS);
+    dir.write("app/requirements.txt", TORCH_CU121);
+    let json = ["--format", "json", "--failure-threshold", "none"];
+    // The Dockerfile's directory is the context by default.
+    let run = |extra: &[&str]| {
+        let mut args = json.to_vec();
+        args.extend_from_slice(extra);
+        cudalint(&dir.0, &args)
+    };
+    assert!(fires_cu120(&run(&["app/Dockerfile"])));
+    // `--context` names another; this one has no requirements.txt.
+    assert!(!fires_cu120(&run(&[
+        "--context",
+        "app/ctx",
+        "app/Dockerfile"
+    ])));
+    // A symlink out of the context is not followed.
+    std::os::unix::fs::symlink(
+        dir.0.join("app/requirements.txt"),
+        dir.0.join("app/ctx/requirements.txt"),
+    )
+    .unwrap();
+    assert!(!fires_cu120(&run(&[
+        "--context",
+        "app/ctx",
+        "app/Dockerfile"
+    ])));
+    // A file the context's .dockerignore leaves out is not read.
+    dir.write("app/.dockerignore", "requirements.txt\n");
+    assert!(!fires_cu120(&run(&["app/Dockerfile"])));
+    // Standard input has no context (not even the working directory).
+    dir.write("requirements.txt", TORCH_CU121);
+    let stdin = cudalint_stdin(&dir.0, &["--format", "json", "-"], COPIES_REQUIREMENTS);
+    assert!(!fires_cu120(&stdin));
+    // A context that is not a directory is a usage error.
+    let bad = run(&["--context", "app/Dockerfile", "app/Dockerfile"]);
+    assert_eq!(bad.status.code(), Some(2), "{}", stderr(&bad));
+}

@@ -9,11 +9,13 @@ use std::path::{Path, PathBuf};
 
 use cudalint::diagnostic::Location;
 use cudalint::engine::{Engine, EngineOptions};
-use cudalint::source::SourceFile;
 use sha2::{Digest, Sha256};
 
 const MANIFEST: &str = include_str!("corpus/manifest.tsv");
 const JUDGMENTS: &str = include_str!("corpus/judgments.tsv");
+/// The build-context files some corpus Dockerfiles install from (`pip
+/// install -r`), pinned by the manifest row's repository and commit.
+const CONTEXT: &str = include_str!("corpus/context.tsv");
 const CATEGORIES: [&str; 6] = [
     "inference",
     "training",
@@ -139,6 +141,57 @@ fn every_judgment_names_a_corpus_file_a_rule_a_line_and_a_verdict_with_a_reason(
     assert!(judged > 0, "no judgments");
 }
 
+/// `(id, path in the context, sha256)` of each context file, each row checked for form.
+fn context_files() -> Vec<(&'static str, &'static str, &'static str)> {
+    let ids: HashSet<&str> = manifest().iter().map(|entry| entry.id).collect();
+    let mut lines = CONTEXT.lines();
+    assert_eq!(
+        lines.next(),
+        Some("id\tcontext\tpath\tsha256"),
+        "context header"
+    );
+    let mut seen = HashSet::new();
+    lines
+        .enumerate()
+        .map(|(index, line)| {
+            let row = index + 2;
+            let fields: Vec<&str> = line.split('\t').collect();
+            let [id, context, path, sha256] = fields[..] else {
+                panic!(
+                    "context row {row} has {} fields, not 4: {line}",
+                    fields.len()
+                );
+            };
+            assert!(
+                ids.contains(id),
+                "context row {row}: id {id} is not in the manifest"
+            );
+            let relative = |p: &str| {
+                !p.is_empty() && !p.starts_with('/') && !p.split('/').any(|part| part == "..")
+            };
+            assert!(relative(context), "context row {row}: context {context:?}");
+            assert!(relative(path), "context row {row}: path {path:?}");
+            assert!(is_hex(sha256, 64), "context row {row}: sha256 {sha256:?}");
+            assert!(
+                seen.insert((id, path)),
+                "context row {row}: {id} {path} twice"
+            );
+            (id, path, sha256)
+        })
+        .collect()
+}
+
+#[test]
+fn the_context_manifest_names_corpus_files_and_relative_paths() {
+    assert!(!context_files().is_empty());
+}
+
+fn context_dir(id: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".cache/corpus/context")
+        .join(id)
+}
+
 fn saved_copy(entry: &Entry) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join(".cache/corpus/files")
@@ -166,6 +219,17 @@ fn the_saved_copies_match_the_manifest_and_all_lint() {
         );
         return;
     }
+    for (id, path, sha256) in context_files() {
+        let copy = context_dir(id).join(path);
+        if let Ok(bytes) = std::fs::read(&copy) {
+            assert_eq!(
+                format!("{:x}", Sha256::digest(&bytes)),
+                sha256,
+                "{} differs from its pin",
+                copy.display()
+            );
+        }
+    }
     let engine = Engine::new(EngineOptions::default());
     let verdicts: BTreeMap<(&str, &str, usize), &str> = JUDGMENTS
         .lines()
@@ -191,9 +255,16 @@ fn the_saved_copies_match_the_manifest_and_all_lint() {
             "{} differs from its pin",
             path.display()
         );
-        let text = String::from_utf8(bytes).expect("the corpus is UTF-8");
-        let source = SourceFile::new(path.display().to_string(), text);
-        for finding in engine.lint_source(&source) {
+        // A file's build context is its own directory of context files,
+        // else none (the saved copies lie side by side).
+        let context = context_dir(entry.id);
+        let linted = engine.lint_bytes_in(
+            path.display().to_string(),
+            &bytes,
+            context.is_dir().then_some(context.as_path()),
+        );
+        let source = linted.source;
+        for finding in linted.diagnostics {
             assert_ne!(
                 finding.code, "CU000",
                 "{} ({}) could not be linted: {}",

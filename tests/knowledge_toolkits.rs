@@ -257,12 +257,15 @@ fn pins(command: &str, env: &[(&str, &str)]) -> Vec<(String, String)> {
     let knowledge = cudalint::knowledge::Knowledge::embedded().unwrap();
     let source = cudalint::source::SourceFile::new("Dockerfile".to_string(), text.clone());
     let settings = cudalint::config::Settings::default();
+    let memo = cudalint::checks::dockerfile::requirement_files::Memo::default();
     let ctx = cudalint::checks::DockerfileContext {
         source: &source,
         dockerfile: &dockerfile,
         model: &model,
         knowledge: &knowledge,
         settings: &settings,
+        build_context: None,
+        requirement_memo: &memo,
     };
     stage_pins(&ctx, &model.stages[0])
         .into_iter()

@@ -5,7 +5,9 @@
 //! none, and each rule has at least one of both. Each fail fixture's
 //! findings are snapshotted as text (`tests/snapshots/`) so reviewers see
 //! the exact wording. A fixture may start with
-//! `# cudalint-test: --build-arg K=V --target STAGE --driver VERSION`.
+//! `# cudalint-test: --build-arg K=V --target STAGE --driver VERSION`, and
+//! may have a build context beside it, `fail_x.context/` for
+//! `fail_x.Dockerfile` (the files its `COPY`s and `pip install -r` read).
 
 #[path = "support/fixture.rs"]
 mod fixture;

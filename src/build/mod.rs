@@ -138,7 +138,12 @@ pub fn run(
     client: &EngineClient,
     options: Options<'_>,
 ) -> anyhow::Result<Outcome> {
-    let linted = lint_engine.lint_bytes(plan.dockerfile_name.clone(), &plan.dockerfile_bytes);
+    // Requirement files are read from the context the engine is sent.
+    let linted = lint_engine.lint_bytes_in(
+        plan.dockerfile_name.clone(),
+        &plan.dockerfile_bytes,
+        Some(&plan.context_dir),
+    );
     let mut outcome = Outcome {
         inputs: vec![linted.source.name.clone()],
         diagnostics: linted.diagnostics,

@@ -61,6 +61,11 @@ pub struct DockerfileContext<'a> {
     pub model: &'a BuildModel,
     pub knowledge: &'a Knowledge,
     pub settings: &'a Settings,
+    /// The build context, where requirement files a RUN installs from are
+    /// read (`None`: no context, e.g. a Dockerfile on standard input).
+    pub build_context: Option<&'a crate::context_files::ContextFiles>,
+    /// The requirement files read per install in this lint (each once).
+    pub requirement_memo: &'a crate::checks::dockerfile::requirement_files::Memo,
 }
 
 /// A check over one parsed Dockerfile.

@@ -16,6 +16,7 @@ mod node;
 pub mod packages;
 pub mod parser;
 pub mod platform;
+pub mod requirements_file;
 pub mod shell;
 mod shlex;
 pub mod stages;

@@ -509,8 +509,9 @@ fn record_option(install: &mut PackageInstall, name: &str, value: Option<String>
     }
 }
 
-/// Split a package word into name and constraint, by the manager's syntax.
-fn requested(manager: PackageManager, word: &Word) -> RequestedPackage {
+/// Split a package word into name and constraint, by the manager's syntax
+/// (also for requirements read from a requirements file).
+pub fn requested(manager: PackageManager, word: &Word) -> RequestedPackage {
     let text = word.text.as_str();
     let is_location = text.contains("://")
         || text.starts_with(['.', '/', '~'])

@@ -88,11 +88,22 @@ pub fn lint_images(args: &ImageArgs, engine: &Engine) -> anyhow::Result<ImageRun
     };
     // The Dockerfile's findings that predict what the image holds (CU113, CU120, CU127, CU128), linted
     // once; each image confirms or clears them.
+    // The Dockerfile's requirement files are read from its directory, the
+    // build context of a plain `docker build -f DIR/Dockerfile DIR`.
+    let context = args.dockerfile.as_deref().map(|path| match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    });
     let predicted: Vec<Diagnostic> = dockerfile
         .as_ref()
         .map(|source| {
             engine
-                .lint_source(source)
+                .lint_bytes_in(
+                    source.name.clone(),
+                    source.text.as_bytes(),
+                    context.as_deref(),
+                )
+                .diagnostics
                 .into_iter()
                 .filter(|finding| finding.prediction.is_some())
                 .collect()

@@ -96,9 +96,16 @@ fn render_one(
     if let Some(help) = &diag.help {
         trailer.push(("help", help.clone()));
     }
+    // An image finding's related place is the instruction that made its
+    // layer; a Dockerfile finding's is where its subject is written (a
+    // requirements file's line).
+    let related_label = match diag.location {
+        Location::Image { .. } => "made by",
+        _ => "see",
+    };
     for related in &diag.related {
         trailer.push((
-            "made by",
+            related_label,
             format!(
                 "{}:{}:{} ({})",
                 related.origin, related.start.line, related.start.column, related.message

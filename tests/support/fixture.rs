@@ -91,8 +91,19 @@ pub fn lint_fixture(path: &Path) -> (SourceFile, Vec<Diagnostic>) {
     // day the knowledge was checked.
     std::env::set_var(cudalint::knowledge::clock::TODAY_VAR, FIXTURE_TODAY);
     let source = fixture_source(path);
-    let findings = fixture_engine(&source.text).lint_source(&source);
+    let mut options = fixture_options(&source.text);
+    options.context = fixture_context(path);
+    let findings = Engine::new(options).lint_source(&source);
     (source, findings)
+}
+
+/// A fixture's build context (where `COPY requirements.txt .` reads from):
+/// the directory beside it named after it, `fail_x.Dockerfile` →
+/// `fail_x.context/`; none when there is no such directory.
+pub fn fixture_context(path: &Path) -> Option<PathBuf> {
+    let stem = path.file_stem()?.to_string_lossy().into_owned();
+    let dir = path.with_file_name(format!("{stem}.context"));
+    dir.is_dir().then_some(dir)
 }
 
 /// `fixtures/dockerfile/<code>/<prefix>*.Dockerfile`, sorted.

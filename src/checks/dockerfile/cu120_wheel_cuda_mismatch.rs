@@ -122,6 +122,9 @@ fn with_resolution(
     if let Some(resolution) = &pin.resolution {
         diagnostic.notes.insert(0, resolution.clone());
     }
+    if let Some(related) = pin.from_file.as_ref().and_then(|o| o.related.clone()) {
+        diagnostic.related.push(related);
+    }
     if let Some(prediction) = prediction(ctx, pin) {
         diagnostic = diagnostic.with_prediction(prediction);
     }
@@ -159,8 +162,9 @@ fn major_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda)
             &META,
             pin.span,
             format!(
-                "`{}` uses the image's own CUDA {wanted}, but {} provides CUDA {have}",
-                pin.text, base.origin
+                "{} uses the image's own CUDA {wanted}, but {} provides CUDA {have}",
+                pin.named(),
+                base.origin
             ),
         )
         .with_help(format!(
@@ -174,8 +178,9 @@ fn major_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda)
         &META,
         pin.span,
         format!(
-            "`{}` installs a CUDA {wanted} build, but {} provides CUDA {have}",
-            pin.text, base.origin
+            "{} installs a CUDA {wanted} build, but {} provides CUDA {have}",
+            pin.named(),
+            base.origin
         ),
     )
     .with_help(build_advice(ctx, pin, have))
@@ -194,8 +199,9 @@ fn minor_mismatch(ctx: &DockerfileContext<'_>, pin: &StagePin, base: &StageCuda)
         &META,
         pin.span,
         format!(
-            "`{}` is built for CUDA {wanted}, but {} provides CUDA {have}",
-            pin.text, base.origin
+            "{} is built for CUDA {wanted}, but {} provides CUDA {have}",
+            pin.named(),
+            base.origin
         ),
     )
     .with_help(build_advice(ctx, pin, have))

@@ -114,7 +114,7 @@ impl DockerfileRule for DriverTooOldForImage {
                 if !pin.pin.system {
                     demands.push(Demand {
                         cuda: pin.pin.cuda,
-                        what: format!("`{}`", pin.text),
+                        what: pin.named(),
                         span: pin.span,
                         source: Some(pin.pin.source),
                     });

@@ -4,6 +4,7 @@
 //! the installer's index rule resolves them (pip's best match, uv's first
 //! index) and through packages that pin torch (vLLM).
 
+use crate::checks::dockerfile::requirement_files::{self, FileOrigin};
 use crate::checks::dockerfile::support::{base_facts, root_image};
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::Word;
@@ -57,6 +58,24 @@ pub struct StagePin {
     /// How pip came to this build when the words alone do not say it
     /// (`torch==2.6.0` next to a cu121 extra index comes from PyPI).
     pub resolution: Option<String>,
+    /// The requirements file and line the word was read from, when the
+    /// install read it with `-r` (`span` is then the RUN's word naming the file).
+    pub from_file: Option<FileOrigin>,
+}
+
+impl StagePin {
+    /// The pin's word for messages: `` `torch>=2.1` ``, and for a
+    /// requirement read from a requirements file, the file and line too
+    /// (`` `torch>=2.1` from line 3 of `requirements.txt` ``).
+    pub fn named(&self) -> String {
+        match &self.from_file {
+            Some(origin) => format!(
+                "`{}` from line {} of {}",
+                self.text, origin.line, origin.file
+            ),
+            None => format!("`{}`", self.text),
+        }
+    }
 }
 
 /// uv's `--torch-backend cu126` picks the PyTorch index for that CUDA.
@@ -67,6 +86,9 @@ pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
     let mut pins = Vec::new();
     for (run, step) in stage.runs.iter().enumerate() {
         for install in &step.installs {
+            // `-r requirements.txt` read from the build context, as if on the command line.
+            let expanded = requirement_files::expand(ctx, stage, step, install);
+            let install = expanded.as_ref().map_or(install, |e| &e.install);
             let assignments = step
                 .commands
                 .get(install.command)
@@ -78,7 +100,12 @@ pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
                     .chain(pinned_torch_pin(ctx, stage, run, assignments, install))
                     .chain(newest_release_pins(ctx, stage, run, assignments, install));
                 for pin in derived {
-                    if !found.iter().any(|(w, _, _)| w.span == pin.0.span) {
+                    // Words read from a requirements file share the span of
+                    // the RUN's file word: the text tells them apart.
+                    if !found
+                        .iter()
+                        .any(|(w, _, _)| w.span == pin.0.span && w.text == pin.0.text)
+                    {
                         found.push(pin);
                     }
                 }
@@ -91,12 +118,35 @@ pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
             } else {
                 continue;
             };
+            // A requirement read from a file is judged only where nothing
+            // installed before could have brought torch.
+            let from_file = |word: &Word| {
+                expanded
+                    .as_ref()
+                    .and_then(|e| e.origin(word.span, &word.text))
+            };
+            let found: Vec<_> = if found.iter().any(|(word, _, _)| from_file(word).is_some())
+                && requirement_files::torch_may_be_installed_before(
+                    ctx,
+                    stage,
+                    run,
+                    install.command,
+                    &|other| install_brings_torch(ctx, other),
+                ) {
+                found
+                    .into_iter()
+                    .filter(|(word, _, _)| from_file(word).is_none())
+                    .collect()
+            } else {
+                found
+            };
             pins.extend(found.into_iter().map(|(word, pin, resolution)| StagePin {
                 run,
                 text: word.text.clone(),
                 span: word.span,
                 pin,
                 resolution,
+                from_file: from_file(word).cloned(),
             }));
         }
     }
@@ -333,7 +383,10 @@ fn python_pins<'i>(
         // `torchvision==0.21.0` from PyPI pulls PyPI's `torch==2.6.0`.
         let spec = torch_spec(ctx, &package.word.text);
         if let Some(SpecCuda::Pin(pin)) = packages.classify_requirement(&spec, !other_index) {
-            if !found.iter().any(|(w, _, _)| w.span == package.word.span) {
+            if !found
+                .iter()
+                .any(|(w, _, _)| w.span == package.word.span && w.text == package.word.text)
+            {
                 found.push((&package.word, pin, None));
             }
         }
@@ -625,12 +678,17 @@ fn unpinned_torch_pin<'i>(
 /// built on, installs torch or a torch companion (pip then keeps that torch
 /// for an unpinned requirement).
 fn torch_installed_before(ctx: &DockerfileContext<'_>, stage: &Stage, run: usize) -> bool {
-    let installs_torch = |step: &crate::dockerfile::model::RunStep| {
+    let installs_torch = |stage: &Stage, step: &crate::dockerfile::model::RunStep| {
         step.installs
             .iter()
-            .any(|install| install_brings_torch(ctx, install))
+            .any(|install| step_install_brings_torch(ctx, stage, step, install))
     };
-    if stage.runs.iter().take(run).any(installs_torch) {
+    if stage
+        .runs
+        .iter()
+        .take(run)
+        .any(|step| installs_torch(stage, step))
+    {
         return true;
     }
     ctx.model
@@ -638,7 +696,20 @@ fn torch_installed_before(ctx: &DockerfileContext<'_>, stage: &Stage, run: usize
         .into_iter()
         .skip(1)
         .filter_map(|index| ctx.model.stages.get(index))
-        .any(|parent| parent.runs.iter().any(installs_torch))
+        .any(|parent| parent.runs.iter().any(|step| installs_torch(parent, step)))
+}
+
+/// [`install_brings_torch`] with the install's requirement files read.
+fn step_install_brings_torch(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    step: &crate::dockerfile::model::RunStep,
+    install: &PackageInstall,
+) -> bool {
+    match requirement_files::expand(ctx, stage, step, install) {
+        Some(expanded) => install_brings_torch(ctx, &expanded.install),
+        None => install_brings_torch(ctx, install),
+    }
 }
 
 /// The torch a package that pins torch exactly pulls in (`vllm==0.6.3`
@@ -694,11 +765,11 @@ fn pinned_torch_pin<'i>(
     let (word, name, exact, open) = carrier?;
     // Another install of torch in the stage, before (pip keeps a torch that
     // satisfies the pin) or after (it replaces vLLM's), decides instead.
-    let other_torch = stage
-        .runs
-        .iter()
-        .flat_map(|step| &step.installs)
-        .any(|other| !std::ptr::eq(other, install) && install_brings_torch(ctx, other));
+    let other_torch = stage.runs.iter().any(|step| {
+        step.installs.iter().any(|other| {
+            other.span != install.span && step_install_brings_torch(ctx, stage, step, other)
+        })
+    });
     if other_torch || torch_installed_before(ctx, stage, run) {
         return None;
     }

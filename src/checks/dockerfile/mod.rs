@@ -40,6 +40,7 @@ pub mod cuda_facts;
 pub mod cuda_stages;
 pub mod cupti_use;
 pub mod package_cache;
+pub mod requirement_files;
 pub mod runtime_env;
 pub mod stack;
 pub mod support;
