@@ -584,10 +584,13 @@ impl PackageKnowledge {
     /// Where pip takes the requirement `spec` from when PyPI and an extra
     /// PyTorch index of `index_cuda` are both in play. `None` when `spec`
     /// is not a plain `torch` requirement (a `+cuXYZ` label pins itself).
+    /// `python_newest`: the newest torch with wheels for the image's Python,
+    /// where known; a requirement without an exact release gets no newer.
     pub fn torch_with_extra_index(
         &self,
         spec: &str,
         index_cuda: Version,
+        python_newest: Option<Version>,
     ) -> Option<ExtraIndexTorch> {
         let requirement = Requirement::parse(spec)?;
         if requirement.name != "torch" || requirement.local_label().is_some() {
@@ -613,10 +616,10 @@ impl PackageKnowledge {
             });
         }
         // pip takes the newest release the range admits, on either index.
-        let newest = if requirement.lower_bound_only() {
+        let newest = if requirement.lower_bound_only() && python_newest.is_none() {
             self.newest_pypi_release("torch")
         } else {
-            self.newest_in_range(spec, None)
+            self.newest_in_range(spec, python_newest)
         };
         let Some(newest) = newest else {
             return Some(ExtraIndexTorch::Unknown);
@@ -1034,19 +1037,22 @@ mod tests {
         let k = embedded();
         // torch 2.6 was published for cu118, cu124, cu126 only.
         assert_eq!(
-            pypi_cuda(k.torch_with_extra_index("torch==2.6.0", v("12.1"))),
+            pypi_cuda(k.torch_with_extra_index("torch==2.6.0", v("12.1"), None)),
             Some((v("2.6"), v("12.4"), false))
         );
         assert_eq!(
-            k.torch_with_extra_index("torch==2.6.0", v("12.6")),
+            k.torch_with_extra_index("torch==2.6.0", v("12.6"), None),
             Some(ExtraIndexTorch::FromIndex)
         );
         // A `+cu121` label pins itself; other packages are not torch.
         assert_eq!(
-            k.torch_with_extra_index("torch==2.5.1+cu121", v("12.1")),
+            k.torch_with_extra_index("torch==2.5.1+cu121", v("12.1"), None),
             None
         );
-        assert_eq!(k.torch_with_extra_index("numpy==1.26.4", v("12.1")), None);
+        assert_eq!(
+            k.torch_with_extra_index("numpy==1.26.4", v("12.1"), None),
+            None
+        );
     }
 
     #[test]
@@ -1056,19 +1062,25 @@ mod tests {
         // The cu118 index stopped at 2.7 while 2.8 and 2.9 went on without it.
         assert_eq!(k.newest_torch_build(v("11.8")), Some(v("2.7")));
         let (release, _, is_newest) =
-            pypi_cuda(k.torch_with_extra_index("torch>=2.0", v("11.8"))).unwrap();
+            pypi_cuda(k.torch_with_extra_index("torch>=2.0", v("11.8"), None)).unwrap();
         assert_eq!((release, is_newest), (newest, true));
+        // No newer than the newest torch for the image's Python (3.10: 2.14,
+        // a CUDA 13.0 build where PyPI's newest, 2.15, is CUDA 13.2).
+        let (release, cuda, _) =
+            pypi_cuda(k.torch_with_extra_index("torch>=2.0", v("11.8"), Some(v("2.14")))).unwrap();
+        assert_eq!((release, cuda), (v("2.14"), v("13.0")));
         // An upper bound: the newest release it admits, 2.4, which the
         // cu118 index has; `<2.9` admits 2.8, which it lacks.
         assert_eq!(
-            k.torch_with_extra_index("torch<2.5", v("11.8")),
+            k.torch_with_extra_index("torch<2.5", v("11.8"), None),
             Some(ExtraIndexTorch::FromIndex)
         );
-        let (release, _, _) = pypi_cuda(k.torch_with_extra_index("torch<2.9", v("11.8"))).unwrap();
+        let (release, _, _) =
+            pypi_cuda(k.torch_with_extra_index("torch<2.9", v("11.8"), None)).unwrap();
         assert_eq!(release, v("2.8"));
         // A range the data cannot read.
         assert_eq!(
-            k.torch_with_extra_index("torch<2.5rc1", v("11.8")),
+            k.torch_with_extra_index("torch<2.5rc1", v("11.8"), None),
             Some(ExtraIndexTorch::Unknown)
         );
     }

@@ -351,7 +351,11 @@ fn python_pins<'i>(
                         found.push((word, with_rule_source(pin.clone(), rule), Some(resolution)));
                         continue;
                     }
-                    match packages.torch_with_extra_index(spec, pin.cuda) {
+                    let python_newest = crate::checks::dockerfile::stack::distro_python_os(
+                        ctx, stage,
+                    )
+                    .and_then(|os| Some(ctx.knowledge.resolution.newest_release(&os, "torch")?.0));
+                    match packages.torch_with_extra_index(spec, pin.cuda, python_newest) {
                         Some(ExtraIndexTorch::FromIndex) => {
                             found.push((word, pin.clone(), None));
                         }
