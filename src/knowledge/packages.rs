@@ -139,6 +139,10 @@ pub struct PtxasUser {
     /// Program file names, seen in a COPY or RUN of the shipped stages.
     #[serde(default)]
     pub programs: Vec<String>,
+    /// Extras that install NVIDIA's nvcc wheel, and with it a ptxas of the
+    /// package's own (`tensorflow[and-cuda]`, `jax[cuda12]`).
+    #[serde(default)]
+    pub own_ptxas_extras: Vec<String>,
     pub what: String,
     pub source: String,
 }

@@ -3,7 +3,7 @@
 //! stage compiles nothing. A runtime base is several GiB smaller.
 
 use crate::checks::dockerfile::cuda_stages::{
-    is_base_or_build_environment, shipped_image_compiles,
+    is_base_or_build_environment, runs_ptxas, shipped_image_compiles,
 };
 use crate::checks::dockerfile::cupti_use::{cupti_use, CuptiProvided};
 use crate::checks::dockerfile::runtime_env;
@@ -12,6 +12,7 @@ use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::model::{BaseImage, Stage};
 use crate::knowledge::images::{BaseImageFacts, Variant};
+use crate::knowledge::packages::PackageKnowledge;
 use crate::source::Span;
 
 pub static META: RuleMeta = RuleMeta {
@@ -79,7 +80,19 @@ impl DockerfileRule for DevelImageInFinalStage {
             )
         };
         let twin = runtime_twin(ctx, &facts, image.tag.as_deref());
+        // XLA (TensorFlow, JAX) runs ptxas where it runs: a runtime base needs
+        // nvcc's package back, which is still far smaller than devel.
+        let ptxas =
+            (runs_ptxas(ctx, &chain) && !brings_own_ptxas(ctx, &chain)).then(|| match facts.cuda {
+                Some(cuda) => format!("`cuda-nvcc-{}-{}`", cuda.major(), cuda.minor()),
+                None => "the CUDA `cuda-nvcc` package".to_string(),
+            });
         let help = match (&twin, facts.family.as_str()) {
+            (Some(tag), _) if ptxas.is_some() => format!(
+                "start the final stage from `{}`, install {} there (XLA runs its ptxas at run time), and COPY what a devel build stage produced",
+                with_tag(&image.text, image.tag.as_deref(), tag),
+                ptxas.as_deref().unwrap_or_default()
+            ),
             (Some(tag), _) => format!(
                 "start the final stage from `{}` and COPY what a devel build stage produced",
                 with_tag(&image.text, image.tag.as_deref(), tag)
@@ -114,6 +127,12 @@ impl DockerfileRule for DevelImageInFinalStage {
                     fix.description
                         .push_str(&format!(" (runtime images lack CUPTI, and {reason})"));
                 }
+                if let Some(package) = &ptxas {
+                    fix.safety = FixSafety::Unsafe;
+                    fix.description.push_str(&format!(
+                        " (runtime images lack ptxas, which XLA runs: install {package})"
+                    ));
+                }
                 diagnostic = diagnostic.with_fix(fix);
             }
         }
@@ -145,6 +164,33 @@ fn cupti_loss(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> Option<String> {
             .find(|entry| cupti.library_path.is_right_dir(entry.text))
             .map(|entry| format!("`{}` on {var} is where devel images keep it", entry.text))
     })
+}
+
+/// Whether every XLA package the shipped image pip-installs comes with an
+/// extra that installs NVIDIA's nvcc wheel (`tensorflow[and-cuda]`,
+/// `jax[cuda12]`): its ptxas is the package's own, not the base image's.
+fn brings_own_ptxas(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
+    let users = &ctx.knowledge.packages.runtime_ptxas;
+    let mut xla = chain
+        .iter()
+        .flat_map(|stage| &stage.runs)
+        .flat_map(|run| &run.installs)
+        .filter(|install| install.manager.is_python())
+        .flat_map(|install| &install.packages)
+        .filter_map(|package| {
+            let name = package.name.split('[').next().unwrap_or_default();
+            let user = users
+                .iter()
+                .find(|user| user.names.iter().any(|n| n.eq_ignore_ascii_case(name)))?;
+            let extras = PackageKnowledge::requirement_extras(&package.word.text);
+            Some(extras.iter().any(|extra| {
+                user.own_ptxas_extras
+                    .iter()
+                    .any(|own| own.eq_ignore_ascii_case(extra))
+            }))
+        })
+        .peekable();
+    xla.peek().is_some() && xla.all(|own| own)
 }
 
 /// NGC's registry namespace: its framework images (PyTorch, TensorFlow,

@@ -575,3 +575,40 @@ pub fn arch_lists_read(ctx: &DockerfileContext<'_>) -> Vec<bool> {
     }
     read
 }
+
+/// Whether the shipped image runs `ptxas` at run time: it pip-installs, or copies or runs a
+/// program of, software of `packages.runtime_ptxas` (XLA), or it puts the CUDA `bin` directory on
+/// its `PATH` (the compiler is there to be run, not to build the image).
+pub fn runs_ptxas(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
+    let users = &ctx.knowledge.packages.runtime_ptxas;
+    let installs_one = chain.iter().flat_map(|stage| &stage.runs).any(|run| {
+        run.installs
+            .iter()
+            .filter(|install| install.manager.is_python())
+            .flat_map(|install| &install.packages)
+            .any(|package| {
+                let name = package.name.split('[').next().unwrap_or_default();
+                users
+                    .iter()
+                    .any(|user| user.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
+            })
+    });
+    let names_a_program = chain
+        .iter()
+        .flat_map(|stage| stage.instructions.clone())
+        .filter_map(|index| ctx.dockerfile.instructions.get(index))
+        .filter(|instruction| matches!(instruction.keyword.as_str(), "copy" | "add" | "run"))
+        .any(|instruction| {
+            users
+                .iter()
+                .flat_map(|user| &user.programs)
+                .any(|program| instruction.original.contains(program.as_str()))
+        });
+    let cuda_bin_on_path = chain.iter().any(|stage| {
+        stage
+            .env
+            .iter()
+            .any(|(name, value)| name == "PATH" && value.contains("/usr/local/cuda/bin"))
+    });
+    installs_one || names_a_program || cuda_bin_on_path
+}
