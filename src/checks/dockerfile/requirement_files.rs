@@ -28,6 +28,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use crate::checks::dockerfile::stack::chain;
 use crate::checks::DockerfileContext;
 use crate::context_files::{clean, ContextFiles};
 use crate::diagnostic::Related;
@@ -418,18 +419,6 @@ fn cwd_at(
         cwd = join(&cwd, dir);
     }
     Some(cwd)
-}
-
-/// The stages `stage` is built on, root first, and `stage` last.
-fn chain<'m>(ctx: &DockerfileContext<'m>, stage: &Stage) -> Vec<&'m Stage> {
-    let mut stages: Vec<&Stage> = ctx
-        .model
-        .ancestry(stage.index)
-        .into_iter()
-        .filter_map(|index| ctx.model.stages.get(index))
-        .collect();
-    stages.reverse();
-    stages
 }
 
 /// The instructions before `index` in `stage` and its parents, in build
