@@ -16,7 +16,7 @@ const DOCKERFILE: &str =
 const SITE: &str = "usr/local/lib/python3.10/dist-packages";
 
 fn rootfs(name: &str, torch: Option<(&str, &str)>) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "cudalint-image-confirm-{name}-{}",
         std::process::id()
     ));
@@ -123,6 +123,53 @@ fn the_image_clears_a_prediction_it_contradicts() {
 fn an_image_without_the_package_says_nothing_about_it() {
     let dir = rootfs("silent", None);
     assert_eq!(cu120(&dir), Vec::<Value>::new());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The CU120 fixture where an unpinned `tensorrt` resolves to the newest release, which installs
+/// `tensorrt-cu13` on a CUDA 12.4 base.
+const TENSORRT_DOCKERFILE: &str =
+    "fixtures/dockerfile/CU120/fail_unpinned_tensorrt_gets_newest_cu13.Dockerfile";
+
+/// A root filesystem with pip's record of `distribution` `version` (the variant the `tensorrt`
+/// sdist installs), as pip writes it in site-packages.
+fn dist_rootfs(name: &str, distribution: &str, version: &str) -> PathBuf {
+    let dir = rootfs(name, None);
+    let dist_info = dir
+        .join(SITE)
+        .join(format!("{distribution}-{version}.dist-info"));
+    std::fs::create_dir_all(&dist_info).unwrap();
+    std::fs::write(
+        dist_info.join("METADATA"),
+        format!("Metadata-Version: 2.1\nName: {distribution}\nVersion: {version}\n"),
+    )
+    .unwrap();
+    dir
+}
+
+#[test]
+fn a_build_named_for_its_cuda_confirms_or_clears_the_meta_package() {
+    let dir = dist_rootfs("tensorrt-cu13", "tensorrt_cu13", "11.4.0.106");
+    let found = findings(TENSORRT_DOCKERFILE, &dir, "CU120");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["severity"], "warning");
+    assert!(
+        first_note(&found[0]).ends_with(": tensorrt_cu13 11.4.0.106"),
+        "{:#}",
+        found[0]
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // The image holds TensorRT's CUDA 12 build after all (a pin elsewhere, a constraint file).
+    let dir = dist_rootfs("tensorrt-cu12", "tensorrt_cu12", "10.13.0.35");
+    let found = findings(TENSORRT_DOCKERFILE, &dir, "CU120");
+    assert_eq!(found.len(), 1, "{found:#?}");
+    assert_eq!(found[0]["severity"], "info", "{:#}", found[0]);
+    assert!(
+        first_note(&found[0]).ends_with(": it holds tensorrt_cu12 10.13.0.35"),
+        "{:#}",
+        found[0]
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

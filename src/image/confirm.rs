@@ -6,7 +6,7 @@
 //! cleared one drops to `info` and says what the image holds instead. A prediction the image cannot
 //! speak to (no torch in it at all) is left as the Dockerfile rule wrote it.
 
-use super::inventory::{CudaLibrary, Inventory, LibraryFamily};
+use super::inventory::{CudaLibrary, Inventory, LibraryFamily, PythonPackage};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::knowledge::Version;
 use crate::prediction::Prediction;
@@ -109,12 +109,18 @@ fn wheel_cuda(package: &str, cuda: Version, inventory: &Inventory) -> Option<Ver
             Verdict::Cleared(format!("it holds {evidence}"))
         });
     }
-    // Other packages say their CUDA in a `+cuNNN` local version, when they do.
+    // Other packages say their CUDA in a `+cuNNN` local version, when they do, or install a
+    // build named for its CUDA major (`tensorrt` → `tensorrt-cu13`, `jax[cuda]` →
+    // `jax-cuda12-plugin`).
     let normalized = |name: &str| name.to_ascii_lowercase().replace('_', "-");
-    let held = inventory
+    let Some(held) = inventory
         .cuda_python_packages
         .iter()
-        .find(|p| normalized(&p.name) == package)?;
+        .find(|p| normalized(&p.name) == package)
+        .filter(|p| p.version.contains("+cu"))
+    else {
+        return named_build(package, cuda, inventory);
+    };
     let local = held.version.split_once("+cu")?.1;
     let held_cuda = local_cuda(local)?;
     let evidence = format!("{} {}", held.name, held.version);
@@ -122,6 +128,51 @@ fn wheel_cuda(package: &str, cuda: Version, inventory: &Inventory) -> Option<Ver
         Verdict::Confirmed(evidence)
     } else {
         Verdict::Cleared(format!("it holds {evidence}"))
+    })
+}
+
+/// The builds of `package` the image holds under a name that carries their CUDA major
+/// (`tensorrt-cu13`, `jax-cuda12-plugin`): confirmed if one is of the predicted major, cleared if
+/// all are of another, nothing to say without one.
+fn named_build(package: &str, cuda: Version, inventory: &Inventory) -> Option<Verdict> {
+    let prefix = format!("{package}-");
+    let builds: Vec<(&PythonPackage, u32)> = inventory
+        .cuda_python_packages
+        .iter()
+        .filter_map(|p| {
+            let name = p.name.to_ascii_lowercase().replace('_', "-");
+            let major = name.strip_prefix(&prefix).and_then(cuda_major_in_name)?;
+            Some((p, major))
+        })
+        .collect();
+    let evidence = builds
+        .iter()
+        .map(|(p, _)| format!("{} {}", p.name, p.version))
+        .collect::<Vec<_>>()
+        .join(", ");
+    match builds.iter().any(|(_, major)| *major == cuda.major()) {
+        _ if builds.is_empty() => None,
+        true => Some(Verdict::Confirmed(evidence)),
+        false => Some(Verdict::Cleared(format!("it holds {evidence}"))),
+    }
+}
+
+/// The CUDA major a distribution name carries in one of its `-`-separated words: `cu13`,
+/// `cuda12`, `cuda12x`, or `cu118`/`cuda118` (major and minor: 11).
+pub(crate) fn cuda_major_in_name(name: &str) -> Option<u32> {
+    name.split('-').find_map(|word| {
+        let rest = word
+            .strip_prefix("cuda")
+            .or_else(|| word.strip_prefix("cu"))?;
+        let digits = rest.strip_suffix('x').unwrap_or(rest);
+        if !digits.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        match digits.len() {
+            2 => digits.parse().ok(),
+            3 => digits[..2].parse().ok(),
+            _ => None,
+        }
     })
 }
 
@@ -290,6 +341,41 @@ mod tests {
             Some(Verdict::Cleared(_))
         ));
         assert_eq!(judge(&wheel("onnxruntime-gpu", "12"), &inventory), None);
+    }
+
+    #[test]
+    fn a_build_named_for_its_cuda_confirms_or_clears() {
+        let held = |name: &str, version: &str| PythonPackage {
+            name: name.into(),
+            version: version.into(),
+            path: format!("/x/{name}-{version}.dist-info"),
+        };
+        let inventory = Inventory {
+            cuda_python_packages: vec![
+                held("tensorrt_cu13", "11.4.0.106"),
+                held("tensorrt_cu13_libs", "11.4.0.106"),
+                held("jax-cuda12-plugin", "0.6.2"),
+            ],
+            ..Inventory::default()
+        };
+        assert_eq!(
+            judge(&wheel("tensorrt", "13"), &inventory),
+            Some(Verdict::Confirmed(
+                "tensorrt_cu13 11.4.0.106, tensorrt_cu13_libs 11.4.0.106".into()
+            ))
+        );
+        assert!(matches!(
+            judge(&wheel("tensorrt", "12"), &inventory),
+            Some(Verdict::Cleared(_))
+        ));
+        assert!(matches!(
+            judge(&wheel("jax", "12"), &inventory),
+            Some(Verdict::Confirmed(_))
+        ));
+        assert_eq!(judge(&wheel("cupy", "12"), &inventory), None);
+        assert_eq!(cuda_major_in_name("cupy-cuda118"), Some(11));
+        assert_eq!(cuda_major_in_name("cupy-cuda12x"), Some(12));
+        assert_eq!(cuda_major_in_name("cuda-python"), None);
     }
 
     #[test]

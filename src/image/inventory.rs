@@ -203,7 +203,10 @@ pub fn inventory<F: FsView + ?Sized>(
                 let lower = name.to_ascii_lowercase();
                 if lower.starts_with("nvidia-") || lower.starts_with("nvidia_") {
                     found.nvidia_packages.push(package);
-                } else if version.contains("+cu") || lower.contains("cuda") {
+                } else if version.contains("+cu")
+                    || lower.contains("cuda")
+                    || crate::image::confirm::cuda_major_in_name(&lower.replace('_', "-")).is_some()
+                {
                     found.cuda_python_packages.push(package);
                 }
             }
