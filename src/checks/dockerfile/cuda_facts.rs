@@ -84,6 +84,10 @@ const TORCH_BACKEND_OPTION: &str = "--torch-backend";
 /// Every CUDA pin in the stage's own pip/uv/conda installs, in file order.
 pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
     let mut pins = Vec::new();
+    // A fact of the whole stage chain (it reads every RUN): found once here,
+    // not once per install.
+    let python_os = crate::checks::dockerfile::stack::distro_python_os(ctx, stage);
+    let python_os = python_os.as_deref();
     for (run, step) in stage.runs.iter().enumerate() {
         for install in &step.installs {
             // `-r requirements.txt` read from the build context, as if on the command line.
@@ -94,11 +98,25 @@ pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
                 .get(install.command)
                 .map_or(&[][..], |c| c.assignments.as_slice());
             let found = if install.manager.is_python() {
-                let mut found = python_pins(ctx, stage, assignments, install);
-                let derived = unpinned_torch_pin(ctx, stage, run, assignments, install)
+                let mut found = python_pins(ctx, stage, python_os, assignments, install);
+                let derived = unpinned_torch_pin(ctx, stage, python_os, run, assignments, install)
                     .into_iter()
-                    .chain(pinned_torch_pin(ctx, stage, run, assignments, install))
-                    .chain(newest_release_pins(ctx, stage, run, assignments, install));
+                    .chain(pinned_torch_pin(
+                        ctx,
+                        stage,
+                        python_os,
+                        run,
+                        assignments,
+                        install,
+                    ))
+                    .chain(newest_release_pins(
+                        ctx,
+                        stage,
+                        python_os,
+                        run,
+                        assignments,
+                        install,
+                    ));
                 for pin in derived {
                     // Words read from a requirements file share the span of
                     // the RUN's file word: the text tells them apart.
@@ -255,6 +273,7 @@ pub(crate) fn index_rule<'k>(
 fn python_pins<'i>(
     ctx: &DockerfileContext<'_>,
     stage: &Stage,
+    python_os: Option<&str>,
     assignments: &[(String, String)],
     install: &'i PackageInstall,
 ) -> Vec<FoundPin<'i>> {
@@ -351,10 +370,9 @@ fn python_pins<'i>(
                         found.push((word, with_rule_source(pin.clone(), rule), Some(resolution)));
                         continue;
                     }
-                    let python_newest = crate::checks::dockerfile::stack::distro_python_os(
-                        ctx, stage,
-                    )
-                    .and_then(|os| Some(ctx.knowledge.resolution.newest_release(&os, "torch")?.0));
+                    let python_newest = python_os.and_then(|os| {
+                        Some(ctx.knowledge.resolution.newest_release(os, "torch")?.0)
+                    });
                     match packages.torch_with_extra_index(spec, pin.cuda, python_newest) {
                         Some(ExtraIndexTorch::FromIndex) => {
                             found.push((word, pin.clone(), None));
@@ -580,6 +598,7 @@ fn torch_spec(ctx: &DockerfileContext<'_>, spec: &str) -> String {
 fn unpinned_torch_pin<'i>(
     ctx: &DockerfileContext<'_>,
     stage: &Stage,
+    python_os: Option<&str>,
     run: usize,
     assignments: &[(String, String)],
     install: &'i PackageInstall,
@@ -605,7 +624,7 @@ fn unpinned_torch_pin<'i>(
     if !nightly_only || rule.env_index(stage, assignments) {
         return None;
     }
-    let os = crate::checks::dockerfile::stack::distro_python_os(ctx, stage)?;
+    let os = python_os?;
     let mut carrier: Option<&Word> = None;
     for package in &install.packages {
         if package.is_location {
@@ -638,7 +657,7 @@ fn unpinned_torch_pin<'i>(
     if torch_installed_before(ctx, stage, run) {
         return None;
     }
-    let (newest, python) = resolution.newest_release(&os, "torch")?;
+    let (newest, python) = resolution.newest_release(os, "torch")?;
     // A range with an upper bound: the newest release it admits, up to the
     // newest for the image's Python.
     let bounded =
@@ -730,6 +749,7 @@ fn step_install_brings_torch(
 fn pinned_torch_pin<'i>(
     ctx: &DockerfileContext<'_>,
     stage: &Stage,
+    python_os: Option<&str>,
     run: usize,
     assignments: &[(String, String)],
     install: &'i PackageInstall,
@@ -780,8 +800,7 @@ fn pinned_torch_pin<'i>(
     let (release, newest) = match exact {
         Some(release) => (release, None),
         None if open => {
-            let os = crate::checks::dockerfile::stack::distro_python_os(ctx, stage)?;
-            let (release, python) = resolution.newest_release(&os, &name)?;
+            let (release, python) = resolution.newest_release(python_os?, &name)?;
             (release, Some(python))
         }
         None => return None,
@@ -838,6 +857,7 @@ fn install_brings_torch(ctx: &DockerfileContext<'_>, install: &PackageInstall) -
 fn newest_release_pins<'i>(
     ctx: &DockerfileContext<'_>,
     stage: &Stage,
+    python_os: Option<&str>,
     run: usize,
     assignments: &[(String, String)],
     install: &'i PackageInstall,
@@ -855,7 +875,7 @@ fn newest_release_pins<'i>(
     {
         return Vec::new();
     }
-    let Some(os) = crate::checks::dockerfile::stack::distro_python_os(ctx, stage) else {
+    let Some(os) = python_os else {
         return Vec::new();
     };
     let mut found = Vec::new();
@@ -870,7 +890,7 @@ fn newest_release_pins<'i>(
         {
             continue;
         }
-        let Some((newest, python)) = resolution.newest_release(&os, &name) else {
+        let Some((newest, python)) = resolution.newest_release(os, &name) else {
             continue;
         };
         let extras = PackageKnowledge::requirement_extras(spec);
