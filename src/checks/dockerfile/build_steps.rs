@@ -164,18 +164,8 @@ pub fn long_compile(
     if turned_off(&stage_env) {
         return None;
     }
-    let mut cwd = workdir_before(ctx, stage, step.instruction);
-    for command in &step.commands {
+    for (position, command) in step.commands.iter().enumerate() {
         let words = program_words(command);
-        let Some(program) = words.first() else {
-            continue;
-        };
-        if basename(&program.text) == "cd" {
-            if let Some(dir) = words.get(1) {
-                cwd = Some(dir.text.clone());
-            }
-            continue;
-        }
         if command.reach == Reach::Skipped || turned_off(&command.assignments) {
             continue;
         }
@@ -199,10 +189,8 @@ pub fn long_compile(
             set_in(&compiles.stage_compile_env, &stage_env).filter(|_| build.extension_build);
         let compile_var = on_command.clone().or(in_stage);
         // The directory matters only for a build of a path (`pip install .`).
-        let built = [
-            Some(build.target.as_str()),
-            cwd.as_deref().filter(|_| build.from_source),
-        ];
+        let cwd = cwd_before(ctx, stage, step, position).filter(|_| build.from_source);
+        let built = [Some(build.target.as_str()), cwd.as_deref()];
         let project = compiles.projects.iter().find(|project| {
             built
                 .iter()
@@ -257,27 +245,16 @@ pub fn source_builds<'s>(
     step: &'s RunStep,
 ) -> Vec<SourceBuild<'s>> {
     let mut out = Vec::new();
-    let mut cwd = workdir_before(ctx, stage, step.instruction);
     for (position, command) in step.commands.iter().enumerate() {
-        let words = program_words(command);
-        let Some(program) = words.first() else {
-            continue;
-        };
-        if basename(&program.text) == "cd" {
-            if let Some(dir) = words.get(1) {
-                cwd = Some(dir.text.clone());
-            }
-            continue;
-        }
         if command.reach == Reach::Skipped {
             continue;
         }
-        if let Some((target, true, _)) = build_target(words) {
+        if let Some((target, true, _)) = build_target(program_words(command)) {
             out.push(SourceBuild {
                 position,
                 command,
                 target,
-                cwd: cwd.clone(),
+                cwd: cwd_before(ctx, stage, step, position),
             });
         }
     }
@@ -472,6 +449,28 @@ pub fn env_before(
 }
 
 /// The last WORKDIR of the stage before instruction `index`.
+/// The directory command `position` of `step` runs in, as written: the
+/// RUN's last `cd DIR` before it, else the stage's WORKDIR.
+pub fn cwd_before(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    step: &RunStep,
+    position: usize,
+) -> Option<String> {
+    step.commands
+        .iter()
+        .take(position)
+        .rev()
+        .find_map(|command| {
+            let words = program_words(command);
+            if basename(&words.first()?.text) != "cd" {
+                return None;
+            }
+            Some(words.get(1)?.text.clone())
+        })
+        .or_else(|| workdir_before(ctx, stage, step.instruction))
+}
+
 pub fn workdir_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) -> Option<String> {
     stage
         .instructions

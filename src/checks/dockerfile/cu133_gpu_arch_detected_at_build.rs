@@ -9,7 +9,7 @@
 //! are the model's (`dockerfile::arch_lists`).
 
 use crate::checks::dockerfile::build_steps::{
-    built_stages, env_before, names_project, program_words, source_build_target, workdir_before,
+    built_stages, cwd_before, env_before, names_project, program_words, source_build_target,
 };
 use crate::checks::dockerfile::cuda_stages::arch_lists_read;
 use crate::checks::dockerfile::support::stage_instructions;
@@ -163,16 +163,7 @@ fn unlisted_extension_build(
     }
     // `pip install .` builds the working directory: WORKDIR, or a `cd`
     // earlier in the RUN.
-    let cwd = step
-        .commands
-        .iter()
-        .take(at)
-        .rev()
-        .find_map(|c| {
-            let words = program_words(c);
-            (words.first()?.text == "cd").then(|| words.get(1).map(|w| w.text.clone()))?
-        })
-        .or_else(|| workdir_before(ctx, stage, step.instruction));
+    let cwd = cwd_before(ctx, stage, step, at);
     let names = |project: &String| {
         targets.iter().any(|(text, _)| names_project(text, project))
             || cwd.as_deref().is_some_and(|dir| {
