@@ -3,7 +3,7 @@
 //! stage compiles nothing. A runtime base is several GiB smaller.
 
 use crate::checks::dockerfile::cuda_stages::{
-    is_base_or_build_environment, runs_ptxas, shipped_image_compiles,
+    is_base_or_build_environment, ptxas_user_installs, runs_ptxas, shipped_image_compiles,
 };
 use crate::checks::dockerfile::cupti_use::{cupti_use, CuptiProvided};
 use crate::checks::dockerfile::runtime_env;
@@ -170,24 +170,15 @@ fn cupti_loss(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> Option<String> {
 /// extra that installs NVIDIA's nvcc wheel (`tensorflow[and-cuda]`,
 /// `jax[cuda12]`): its ptxas is the package's own, not the base image's.
 fn brings_own_ptxas(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
-    let users = &ctx.knowledge.packages.runtime_ptxas;
-    let mut xla = chain
-        .iter()
-        .flat_map(|stage| &stage.runs)
-        .flat_map(|run| &run.installs)
-        .filter(|install| install.manager.is_python())
-        .flat_map(|install| &install.packages)
-        .filter_map(|package| {
-            let name = package.name.split('[').next().unwrap_or_default();
-            let user = users
+    let mut xla = ptxas_user_installs(ctx, chain)
+        .map(|(package, user)| {
+            PackageKnowledge::requirement_extras(&package.word.text)
                 .iter()
-                .find(|user| user.names.iter().any(|n| n.eq_ignore_ascii_case(name)))?;
-            let extras = PackageKnowledge::requirement_extras(&package.word.text);
-            Some(extras.iter().any(|extra| {
-                user.own_ptxas_extras
-                    .iter()
-                    .any(|own| own.eq_ignore_ascii_case(extra))
-            }))
+                .any(|extra| {
+                    user.own_ptxas_extras
+                        .iter()
+                        .any(|own| own.eq_ignore_ascii_case(extra))
+                })
         })
         .peekable();
     xla.peek().is_some() && xla.all(|own| own)

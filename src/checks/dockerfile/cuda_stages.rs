@@ -12,7 +12,7 @@ use crate::dockerfile::model::{
 use crate::dockerfile::packages::{PackageInstall, RequestedPackage};
 use crate::dockerfile::shell::command_start;
 use crate::knowledge::images::{glob_matches, BuildSignals};
-use crate::knowledge::packages::RuntimeCompiler;
+use crate::knowledge::packages::{PtxasUser, RuntimeCompiler};
 use crate::source::Span;
 
 /// Whether the shipped image needs the toolkit's compiler or headers: one
@@ -581,18 +581,7 @@ pub fn arch_lists_read(ctx: &DockerfileContext<'_>) -> Vec<bool> {
 /// its `PATH` (the compiler is there to be run, not to build the image).
 pub fn runs_ptxas(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
     let users = &ctx.knowledge.packages.runtime_ptxas;
-    let installs_one = chain.iter().flat_map(|stage| &stage.runs).any(|run| {
-        run.installs
-            .iter()
-            .filter(|install| install.manager.is_python())
-            .flat_map(|install| &install.packages)
-            .any(|package| {
-                let name = package.name.split('[').next().unwrap_or_default();
-                users
-                    .iter()
-                    .any(|user| user.names.iter().any(|n| n.eq_ignore_ascii_case(name)))
-            })
-    });
+    let installs_one = ptxas_user_installs(ctx, chain).next().is_some();
     let names_a_program = chain
         .iter()
         .flat_map(|stage| stage.instructions.clone())
@@ -611,4 +600,26 @@ pub fn runs_ptxas(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> bool {
             .any(|(name, value)| name == "PATH" && value.contains("/usr/local/cuda/bin"))
     });
     installs_one || names_a_program || cuda_bin_on_path
+}
+
+/// The packages the stages of `chain` pip-install that run `ptxas` at run
+/// time (`packages.runtime_ptxas`: XLA's), each with its entry.
+pub fn ptxas_user_installs<'a>(
+    ctx: &'a DockerfileContext<'_>,
+    chain: &'a [&'a Stage],
+) -> impl Iterator<Item = (&'a RequestedPackage, &'a PtxasUser)> + 'a {
+    let users = &ctx.knowledge.packages.runtime_ptxas;
+    chain
+        .iter()
+        .flat_map(|stage| &stage.runs)
+        .flat_map(|run| &run.installs)
+        .filter(|install| install.manager.is_python())
+        .flat_map(|install| &install.packages)
+        .filter_map(move |package| {
+            let name = package.name.split('[').next().unwrap_or_default();
+            let user = users
+                .iter()
+                .find(|user| user.names.iter().any(|n| n.eq_ignore_ascii_case(name)))?;
+            Some((package, user))
+        })
 }
