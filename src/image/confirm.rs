@@ -6,7 +6,7 @@
 //! cleared one drops to `info` and says what the image holds instead. A prediction the image cannot
 //! speak to (no torch in it at all) is left as the Dockerfile rule wrote it.
 
-use super::inventory::{CudaLibrary, Inventory, LibraryFamily, PythonPackage};
+use super::inventory::{cuda_major_in_name, CudaLibrary, Inventory, LibraryFamily, PythonPackage};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::knowledge::Version;
 use crate::prediction::Prediction;
@@ -150,30 +150,13 @@ fn named_build(package: &str, cuda: Version, inventory: &Inventory) -> Option<Ve
         .map(|(p, _)| format!("{} {}", p.name, p.version))
         .collect::<Vec<_>>()
         .join(", ");
-    match builds.iter().any(|(_, major)| *major == cuda.major()) {
-        _ if builds.is_empty() => None,
-        true => Some(Verdict::Confirmed(evidence)),
-        false => Some(Verdict::Cleared(format!("it holds {evidence}"))),
+    if builds.is_empty() {
+        None
+    } else if builds.iter().any(|(_, major)| *major == cuda.major()) {
+        Some(Verdict::Confirmed(evidence))
+    } else {
+        Some(Verdict::Cleared(format!("it holds {evidence}")))
     }
-}
-
-/// The CUDA major a distribution name carries in one of its `-`-separated words: `cu13`,
-/// `cuda12`, `cuda12x`, or `cu118`/`cuda118` (major and minor: 11).
-pub(crate) fn cuda_major_in_name(name: &str) -> Option<u32> {
-    name.split('-').find_map(|word| {
-        let rest = word
-            .strip_prefix("cuda")
-            .or_else(|| word.strip_prefix("cu"))?;
-        let digits = rest.strip_suffix('x').unwrap_or(rest);
-        if !digits.chars().all(|c| c.is_ascii_digit()) {
-            return None;
-        }
-        match digits.len() {
-            2 => digits.parse().ok(),
-            3 => digits[..2].parse().ok(),
-            _ => None,
-        }
-    })
 }
 
 /// `132` → 13.2, `118` → 11.8 (the last digit is the minor).

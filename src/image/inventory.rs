@@ -205,7 +205,7 @@ pub fn inventory<F: FsView + ?Sized>(
                     found.nvidia_packages.push(package);
                 } else if version.contains("+cu")
                     || lower.contains("cuda")
-                    || crate::image::confirm::cuda_major_in_name(&lower.replace('_', "-")).is_some()
+                    || cuda_major_in_name(&lower.replace('_', "-")).is_some()
                 {
                     found.cuda_python_packages.push(package);
                 }
@@ -410,4 +410,23 @@ pub fn render_text(inventory: &Inventory) -> String {
         out.push_str("No CUDA content found.\n");
     }
     out
+}
+
+/// The CUDA major a distribution name carries in one of its `-`-separated words: `cu13`,
+/// `cuda12`, `cuda12x`, or `cu118`/`cuda118` (major and minor: 11).
+pub fn cuda_major_in_name(name: &str) -> Option<u32> {
+    name.split('-').find_map(|word| {
+        let rest = word
+            .strip_prefix("cuda")
+            .or_else(|| word.strip_prefix("cu"))?;
+        let digits = rest.strip_suffix('x').unwrap_or(rest);
+        if !digits.chars().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        match digits.len() {
+            2 => digits.parse().ok(),
+            3 => digits[..2].parse().ok(),
+            _ => None,
+        }
+    })
 }
