@@ -30,13 +30,17 @@ def image_env(cache, name):
     return dict(e.split("=", 1) for e in cfg["config"]["Env"])
 
 
+def build_order():
+    """Every image name of the script's IMAGES table, in build order."""
+    return subprocess.run([os.path.join(ROOT, "scripts/image-corpus"), "names"], capture_output=True,
+                          text=True).stdout.split()
+
+
 def images(cache, names):
     """The built images, in build order (from the .done markers' spec lines)."""
     trees = os.path.join(cache, "trees")
     built = {f[:-5] for f in os.listdir(trees) if f.endswith(".done")}
-    order = subprocess.run([os.path.join(ROOT, "scripts/image-corpus"), "names"], capture_output=True,
-                           text=True).stdout.split()
-    out = [n for n in order if n in built]
+    out = [n for n in build_order() if n in built]
     if names:
         missing = [n for n in names if n not in built]
         if missing:
@@ -971,9 +975,7 @@ def cmd_agree(cache, root, args):
     print("|---|---:|---:|---:|---:|")
     differ = []
     # the oracle and a lint output are enough: a tree deleted for disk space (vllm) still counts
-    order = subprocess.run([os.path.join(ROOT, "scripts/image-corpus"), "names"], capture_output=True,
-                           text=True).stdout.split()
-    for n in [n for n in order if not names or n in names]:
+    for n in [n for n in build_order() if not names or n in names]:
         op, fp = os.path.join(cache, "oracle", n + ".json"), os.path.join(fdir, n + ".json")
         if not (os.path.exists(op) and os.path.exists(fp)):
             print(f"| {n} | (no oracle or no lint output for {label}) | | | |")

@@ -92,10 +92,15 @@ fn pins_torch(ctx: &DockerfileContext<'_>, spec: &str) -> bool {
 /// A pin whose other CUDA builds are on PyTorch's index: the index URL itself,
 /// or a requirement of torch or its companions (torchvision, torchaudio).
 fn from_pytorch(ctx: &DockerfileContext<'_>, text: &str) -> bool {
-    text.contains(TORCH_INDEX)
+    is_index_url(ctx, text)
         || PackageKnowledge::requirement_terms(text).is_some_and(|(name, _, _)| {
             name == "torch" || ctx.knowledge.resolution.is_torch_companion(&name)
         })
+}
+
+/// A pin that is a PyTorch index or wheel URL (`rules/packages.toml` `index_urls`).
+fn is_index_url(ctx: &DockerfileContext<'_>, text: &str) -> bool {
+    text.contains("://") && ctx.knowledge.packages.classify_index_url(text).is_some()
 }
 
 /// A requirement of torch without an exact release (`torch`, `torch>=2`).
@@ -139,7 +144,7 @@ fn prediction(ctx: &DockerfileContext<'_>, pin: &StagePin) -> Option<Prediction>
     if pin.pin.system {
         return None;
     }
-    let package = if pin.text.contains("download.pytorch.org") {
+    let package = if is_index_url(ctx, &pin.text) {
         "torch".to_string()
     } else {
         let (name, _, _) = PackageKnowledge::requirement_terms(&pin.text)?;
