@@ -132,17 +132,8 @@ impl ContextFiles {
 /// `.` removed, `..` applied; `None` when `..` climbs above the root. The
 /// root itself is the empty string.
 pub fn clean(path: &str) -> Option<String> {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop()?;
-            }
-            part => parts.push(part),
-        }
-    }
-    Some(parts.join("/"))
+    let (parts, above_root) = crate::paths::components(path);
+    (!above_root).then(|| parts.join("/"))
 }
 
 #[cfg(test)]

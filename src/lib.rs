@@ -19,6 +19,7 @@ pub mod facts;
 pub mod fix;
 pub mod image;
 pub mod knowledge;
+pub mod paths;
 pub mod plugin;
 pub mod prediction;
 pub mod render;

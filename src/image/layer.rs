@@ -418,19 +418,8 @@ pub fn complete_unread(blob: impl Read, layer: &mut LayerContents) -> anyhow::Re
 /// `a/./b/../c` → `/a/c`; a `..` at the root stays at the root. Returns whether the name tried to leave
 /// the root (a `..` above it, or an absolute name), which a well-formed layer never does.
 pub fn normalize(name: &str) -> (String, bool) {
-    let mut escaped = name.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in name.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                if parts.pop().is_none() {
-                    escaped = true;
-                }
-            }
-            other => parts.push(other),
-        }
-    }
+    let (parts, above_root) = crate::paths::components(name);
+    let escaped = above_root || name.starts_with('/');
     let mut path = String::with_capacity(name.len() + 1);
     for part in &parts {
         path.push('/');

@@ -185,17 +185,7 @@ fn text_of<F: FsView + ?Sized>(fs: &F, path: &str) -> Option<String> {
 
 /// `path` with `.`, `..` and repeated slashes removed (`..` at `/` stays at `/`).
 pub fn normalize(path: &str) -> String {
-    let mut parts: Vec<&str> = Vec::new();
-    for part in path.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => {
-                parts.pop();
-            }
-            part => parts.push(part),
-        }
-    }
-    format!("/{}", parts.join("/"))
+    format!("/{}", crate::paths::components(path).0.join("/"))
 }
 
 fn join(dir: &str, name: &str) -> String {
