@@ -130,18 +130,13 @@ fn judge(
     variant: Option<&str>,
 ) -> Option<Diagnostic> {
     let entry = build.entry;
-    let release = match build.release {
-        Some(release) if build.newest.is_some() => {
-            let checked = build
-                .newest
-                .map(|list| as_of(ctx, list))
-                .unwrap_or_default();
-            format!(
-                "names no exact release, so pip installs the newest for the image's Python, {} {release} (as of {checked}), which",
-                entry.package
-            )
-        }
-        Some(release) => match &build.label {
+    let release = match (build.release, build.newest) {
+        (Some(release), Some(list)) => format!(
+            "names no exact release, so pip installs the newest for the image's Python, {} {release} (as of {}), which",
+            entry.package,
+            as_of(ctx, list)
+        ),
+        (Some(release), None) => match &build.label {
             Some(label) => format!(
                 "{} {release} (`{label}`, a build from the project's own pages)",
                 entry.package
@@ -149,7 +144,7 @@ fn judge(
             None => format!("{} {release}", entry.package),
         },
         // The name carries the CUDA (`cupy-cuda11x`): every release.
-        None => format!("every {} release", normalize(&package.name)),
+        (None, _) => format!("every {} release", normalize(&package.name)),
     };
     let library = entry.library();
     let (wanted, have) = (build.cuda, base.version);
