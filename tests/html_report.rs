@@ -272,6 +272,44 @@ fn check_images(dom: &Html, json: &Value) {
             unresolved, expected,
             "the objects with unresolved libraries"
         );
+        check_loading_groups(section, image);
+    }
+}
+
+/// The unresolved objects are grouped as the JSON classifies them, and only the groups that break a
+/// start or a GPU backend are shown as problems.
+fn check_loading_groups(section: ElementRef<'_>, image: &Value) {
+    let on_page: BTreeMap<&str, &str> = all(section, "tr.unresolved-object")
+        .into_iter()
+        .map(|row| (attr(row, "data-path"), attr(row, "data-loading")))
+        .collect();
+    let expected: BTreeMap<&str, &str> = image["unresolved_objects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|object| (str_of(&object["object"]), str_of(&object["loaded"])))
+        .collect();
+    assert_eq!(
+        on_page, expected,
+        "each unresolved object in its loading group"
+    );
+    for group in all(section, "p.loading-group") {
+        let loading = attr(group, "data-loading");
+        let members = expected
+            .values()
+            .filter(|loaded| **loaded == loading)
+            .count();
+        assert_eq!(
+            number(group, "data-objects"),
+            members as u64,
+            "the {loading} group's count"
+        );
+        let problem = group.value().classes().any(|class| class == "problem");
+        assert_eq!(
+            problem,
+            matches!(loading, "at-start" | "backend"),
+            "the {loading} group is shown as a problem only when it breaks a start or a backend"
+        );
     }
 }
 
@@ -503,7 +541,12 @@ fn image_reports_render_in_chromium_and_match_the_json() {
     let Some(chromium) = Chromium::get(TEST) else {
         return;
     };
-    for fixture in ["devel-content", "mixed-runtimes"] {
+    for fixture in [
+        "devel-content",
+        "mixed-runtimes",
+        "backend-plugin-missing",
+        "cupy-optional-module",
+    ] {
         let reference = format!(
             "docker-archive:{}",
             env.fixture(fixture).docker_archive.display()

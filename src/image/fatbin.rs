@@ -70,6 +70,15 @@ const ALIGN: u64 = 8;
 const MAX_ROWS: usize = 4096;
 /// Bytes read at a time while a segment is searched for containers.
 const CHUNK: usize = 256 * 1024;
+/// Bytes of a cubin's start read for the toolkit that built it (its `.note.nv.tkinfo` follows the
+/// string and symbol tables, which grow with the number of kernels).
+const CUBIN_HEAD: u64 = 256 * 1024;
+/// Cubins of one object whose start is read before the reader gives up on naming its toolkit.
+const CUBIN_TRIES: u32 = 4;
+/// The text ptxas writes into every cubin's `.note.nv.tkinfo` note, before `<major>.<minor>, V…`: the
+/// same line `nvcc --version` prints (`Cuda compilation tools, release 13.5, V13.5.37`), read with
+/// `readelf -n` from cubins of ptxas 13.5.37.
+const TOOLKIT_MARKER: &[u8] = b"Cuda compilation tools, release ";
 
 /// Loaded, non-executable sections that compilers and linkers fill with their own structures (unwind
 /// tables, pointers to relocate, the wrappers that point at `.nv_fatbin`), never with a container; a
@@ -171,6 +180,10 @@ pub struct GpuCode {
     pub containers: u64,
     /// Containers whose entries did not parse to their end (what was read before is kept).
     pub damaged: u64,
+    /// The CUDA release (major, minor) whose ptxas built the cubins, from the first cubin whose
+    /// start names it (LZ4-compressed cubins are not read).
+    #[serde(default)]
+    pub toolkit: Option<(u16, u16)>,
 }
 
 impl GpuCode {
@@ -277,6 +290,16 @@ enum State {
         end: u64,
         first: bool,
     },
+    /// The first `len` bytes of a cubin's payload at `at` (compressed as `compression`), read for the
+    /// toolkit that built it; the next entry is at `next`.
+    Payload {
+        at: u64,
+        len: u64,
+        compression: CodeCompression,
+        next: u64,
+        container: u64,
+        end: u64,
+    },
 }
 
 type RowKey = (CodeKind, u32, Variant, CodeCompression, Option<(u16, u16)>);
@@ -293,6 +316,9 @@ pub struct Scanner {
     rows: BTreeMap<RowKey, (u64, u64)>,
     containers: u64,
     damaged: u64,
+    toolkit: Option<(u16, u16)>,
+    /// Cubin starts read so far for the toolkit.
+    cubins_read: u32,
 }
 
 impl Scanner {
@@ -322,6 +348,8 @@ impl Scanner {
             rows: BTreeMap::new(),
             containers: 0,
             damaged: 0,
+            toolkit: None,
+            cubins_read: 0,
         }
     }
 
@@ -347,6 +375,7 @@ impl Scanner {
                 ..
             } => Some((container, at - container + ENTRY_BASE as u64)),
             State::Entry { at, .. } => Some((at, ENTRY_BASE as u64)),
+            State::Payload { at, len, .. } => Some((at, len)),
         }
     }
 
@@ -483,9 +512,32 @@ impl Scanner {
             State::Entry { container, .. } | State::Container { at: container } => State::Search {
                 from: align_up((container + ALIGN).max(at)),
             },
+            // A cubin start that went past unseen names no toolkit; the entries go on after it.
+            State::Payload {
+                next,
+                container,
+                end,
+                ..
+            } => Self::after_entry(next, container, end),
             search => search,
         };
         self.pending.clear();
+    }
+
+    /// The state after an entry that ends at `next`, in the container `[container, end)`.
+    fn after_entry(next: u64, container: u64, end: u64) -> State {
+        if next >= end {
+            State::Search {
+                from: align_up(end),
+            }
+        } else {
+            State::Entry {
+                at: next,
+                container,
+                end,
+                first: false,
+            }
+        }
     }
 
     fn header_complete(&mut self) {
@@ -562,25 +614,47 @@ impl Scanner {
                 if first {
                     self.containers += 1;
                 }
-                self.record(header);
-                self.state = if next >= end {
-                    State::Search {
-                        from: align_up(end),
-                    }
-                } else {
-                    State::Entry {
-                        at: next,
+                let compression = self.record(header);
+                let payload_start = at + header_size;
+                let on_disk = match (compression, u64::from(u32_at(header, 16))) {
+                    (CodeCompression::None, _) | (_, 0) => payload,
+                    (_, compressed) => compressed.min(payload),
+                };
+                self.state = if u16_at(header, 0) == KIND_ELF
+                    && self.toolkit.is_none()
+                    && self.cubins_read < CUBIN_TRIES
+                    && compression != CodeCompression::Lz4
+                    && on_disk > 0
+                {
+                    self.cubins_read += 1;
+                    State::Payload {
+                        at: payload_start,
+                        len: on_disk.min(CUBIN_HEAD),
+                        compression,
+                        next,
                         container,
                         end,
-                        first: false,
                     }
+                } else {
+                    Self::after_entry(next, container, end)
                 };
+            }
+            State::Payload {
+                compression,
+                next,
+                container,
+                end,
+                ..
+            } => {
+                self.toolkit = cubin_toolkit(&header, compression);
+                self.state = Self::after_entry(next, container, end);
             }
             State::Search { .. } => {}
         }
     }
 
-    fn record(&mut self, header: &[u8]) {
+    /// Counts the entry whose header is `header`; returns how its payload is compressed.
+    fn record(&mut self, header: &[u8]) -> CodeCompression {
         let kind = match u16_at(header, 0) {
             KIND_PTX => CodeKind::Ptx,
             KIND_ELF => CodeKind::Sass,
@@ -612,6 +686,7 @@ impl Scanner {
             *count += 1;
             *total = total.saturating_add(bytes);
         }
+        compression
     }
 
     /// The end of the last watched range: where a final pass stops.
@@ -622,7 +697,10 @@ impl Scanner {
     /// What was found; `None` when the object holds no container.
     pub fn finish(self) -> Option<GpuCode> {
         let mut damaged = self.damaged;
-        if matches!(self.state, State::Entry { first: false, .. }) {
+        if matches!(
+            self.state,
+            State::Entry { first: false, .. } | State::Payload { .. }
+        ) {
             damaged += 1;
         }
         (self.containers > 0).then(|| GpuCode {
@@ -643,8 +721,39 @@ impl Scanner {
                 .collect(),
             containers: self.containers,
             damaged,
+            toolkit: self.toolkit,
         })
     }
+}
+
+/// The CUDA release named by the toolkit note at the start of a cubin payload, decompressing a
+/// ZSTD payload as far as its first bytes go (a truncated frame yields what it decoded).
+fn cubin_toolkit(payload: &[u8], compression: CodeCompression) -> Option<(u16, u16)> {
+    match compression {
+        CodeCompression::None => toolkit_in(payload),
+        CodeCompression::Zstd => {
+            let mut decoder = zstd::stream::read::Decoder::new(payload).ok()?;
+            let mut head = vec![0u8; CUBIN_HEAD as usize];
+            let mut filled = 0;
+            while filled < head.len() {
+                match decoder.read(&mut head[filled..]) {
+                    Ok(0) | Err(_) => break,
+                    Ok(read) => filled += read,
+                }
+            }
+            toolkit_in(&head[..filled])
+        }
+        CodeCompression::Lz4 => None,
+    }
+}
+
+/// `(13, 5)` from `…Cuda compilation tools, release 13.5, V13.5.37…`.
+fn toolkit_in(bytes: &[u8]) -> Option<(u16, u16)> {
+    let at = memmem::find(bytes, TOOLKIT_MARKER)? + TOOLKIT_MARKER.len();
+    let rest = &bytes[at..bytes.len().min(at + 16)];
+    let text = std::str::from_utf8(rest.split(|&b| b == b',').next()?).ok()?;
+    let (major, minor) = text.split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 /// Reads `[from, to)` of a whole in-memory object for the containers in `ranges` (the fuzz target and
@@ -797,6 +906,63 @@ mod tests {
         bytes.extend_from_slice(&(body.len() as u64).to_le_bytes());
         bytes.extend(body);
         bytes
+    }
+
+    /// A cubin payload as ptxas writes it: an ELF start, tables, then the toolkit note's text.
+    fn cubin(release: &str, tables: usize) -> Vec<u8> {
+        let mut bytes = b"\x7fELF".to_vec();
+        bytes.resize(tables, 0x11);
+        bytes.extend_from_slice(b"ptxas\0Cuda compilation tools, release ");
+        bytes.extend_from_slice(release.as_bytes());
+        bytes.extend_from_slice(b", V13.5.37\0Build cuda_13.5\0");
+        bytes
+    }
+
+    #[test]
+    fn the_toolkit_is_read_from_a_plain_or_zstd_cubin_start_and_not_from_lz4() {
+        let plain = cubin("13.5", 900);
+        let zstd_payload = zstd::encode_all(&plain[..], 3).unwrap();
+        let mut zstd_entry = entry(KIND_ELF, 90, FLAG_ZSTD, 64, &zstd_payload, (1, 8));
+        zstd_entry[16..20].copy_from_slice(&(zstd_payload.len() as u32).to_le_bytes());
+        for (entries, expected) in [
+            (
+                vec![entry(KIND_ELF, 80, 0, 64, &plain, (1, 8))],
+                Some((13, 5)),
+            ),
+            (vec![zstd_entry.clone()], Some((13, 5))),
+            (
+                vec![entry(KIND_ELF, 80, FLAG_LZ4, 64, &plain, (1, 8))],
+                None,
+            ),
+            // PTX names its ISA, not the toolkit that built it.
+            (vec![entry(KIND_PTX, 80, 0, 64, &plain, (9, 0))], None),
+            // A cubin start without the note, then one with it: the tries go on.
+            (
+                vec![
+                    entry(KIND_ELF, 80, 0, 64, b"\x7fELF no note here", (1, 8)),
+                    entry(KIND_ELF, 90, 0, 64, &cubin("12.9", 64), (1, 8)),
+                ],
+                Some((12, 9)),
+            ),
+        ] {
+            let mut file = vec![0u8; 64];
+            file.extend(container(&entries));
+            let len = file.len() as u64;
+            let code = scan_bytes(&file, vec![(0, len)]).expect("a container");
+            assert_eq!(code.toolkit, expected, "{entries:?}");
+            assert_eq!(code.damaged, 0);
+        }
+    }
+
+    #[test]
+    fn a_cubin_whose_note_lies_past_the_head_names_no_toolkit() {
+        let far = cubin("13.5", CUBIN_HEAD as usize + 10);
+        let mut file = container(&[entry(KIND_ELF, 80, 0, 64, &far, (1, 8))]);
+        file.extend([0u8; 8]);
+        let len = file.len() as u64;
+        let code = scan_bytes(&file, vec![(0, len)]).expect("a container");
+        assert_eq!(code.toolkit, None);
+        assert_eq!(code.count(CodeKind::Sass), 1);
     }
 
     #[test]

@@ -117,6 +117,9 @@ pub struct GpuCodeEntry {
     /// Containers that did not parse to their end.
     #[serde(skip_serializing_if = "is_zero")]
     pub damaged: u64,
+    /// The CUDA release whose ptxas built the SASS (`13.5`), from the cubins' toolkit note.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub built_with: Option<String>,
 }
 
 fn is_zero(value: &u64) -> bool {
@@ -144,6 +147,9 @@ impl GpuCodeEntry {
             ptx_entries: code.count(CodeKind::Ptx),
             containers: code.containers,
             damaged: code.damaged,
+            built_with: code
+                .toolkit
+                .map(|(major, minor)| format!("{major}.{minor}")),
         }
     }
 }
@@ -279,6 +285,7 @@ mod tests {
                 .collect(),
             containers: 1,
             damaged: 0,
+            toolkit: None,
         }
     }
 

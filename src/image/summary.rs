@@ -15,6 +15,7 @@ use super::inventory::Inventory;
 use super::linkage::UnresolvedNeed;
 use super::report::LayerReport;
 use super::scan::ScannedImage;
+use crate::knowledge::image_loading::PluginRole;
 use crate::knowledge::Knowledge;
 use crate::units::human_bytes;
 
@@ -39,6 +40,32 @@ pub struct OnDemandPlugin {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub role: Option<crate::knowledge::image_loading::PluginRole>,
     pub unresolved: Vec<String>,
+}
+
+/// How an object whose NEEDs do not all resolve gets loaded, which decides what the missing
+/// libraries break. The report groups those objects by it, as the findings (CU201/CU202 at start,
+/// CU204 backends, CU205 on demand) already are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LoadedWhen {
+    /// Loaded when a program starts or a package is imported: that program or import fails.
+    AtStart,
+    /// A framework's GPU backend plugin: the framework runs on the CPU without it.
+    Backend,
+    /// Opened only when a feature asks for it (a plugin, an optional extension module): only that
+    /// feature fails.
+    OnDemand,
+    /// Loaded after a package it imports first, which already provides every name it misses.
+    ThroughDependency,
+    /// Built for another machine or class: never loaded on this image's platform.
+    OtherMachine,
+}
+
+/// An object with NEEDs the loader cannot find, and how it is loaded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct UnresolvedObject {
+    pub object: String,
+    pub loaded: LoadedWhen,
 }
 
 /// The start-time view as the report shows it.
@@ -69,6 +96,8 @@ pub struct ImageSummary {
     pub inventory: Inventory,
     pub runtime_drivers: Vec<RuntimeDriver>,
     pub unresolved_libraries: Vec<UnresolvedNeed>,
+    /// Each object of `unresolved_libraries` once, in path order, with how it is loaded.
+    pub unresolved_objects: Vec<UnresolvedObject>,
     /// Every object with GPU code: its SASS and PTX targets, PTX ISA versions and compression.
     pub gpu_code: Vec<GpuCodeEntry>,
     /// The GPUs of `rules/gpus.toml` some library loaded at start has no kernel for.
@@ -166,12 +195,54 @@ impl ImageSummary {
             inventory: image.inventory.clone(),
             runtime_drivers,
             unresolved_libraries: image.unresolved.clone(),
+            unresolved_objects: unresolved_objects(image),
             gpu_code: gpu_objects.iter().map(GpuCodeEntry::new).collect(),
             no_kernel_for,
             startup,
             cache: None,
         }
     }
+}
+
+/// Each object with unresolved NEEDs once (the list is sorted by object), with how it is loaded.
+fn unresolved_objects(image: &ScannedImage) -> Vec<UnresolvedObject> {
+    let loading = crate::knowledge::image_loading::ImageLoading::embedded();
+    let mut objects: Vec<UnresolvedObject> = Vec::new();
+    for (index, need) in image.unresolved.iter().enumerate() {
+        if index > 0 && image.unresolved[index - 1].object == need.object {
+            continue;
+        }
+        let object = need.object.as_str();
+        let provided = |need: &UnresolvedNeed| {
+            need.needed.is_empty()
+                || image
+                    .startup
+                    .provided_by_dependency(&image.report.fs, object, &need.needed)
+        };
+        let loaded = if !image.runs_here(object) {
+            LoadedWhen::OtherMachine
+        } else if image.loaded_at_start(object) {
+            LoadedWhen::AtStart
+        } else if loading
+            .plugin(object)
+            .is_some_and(|plugin| plugin.role == PluginRole::Backend)
+        {
+            LoadedWhen::Backend
+        } else if image.unresolved[index..]
+            .iter()
+            .take_while(|other| other.object == need.object)
+            .all(provided)
+        {
+            LoadedWhen::ThroughDependency
+        } else {
+            LoadedWhen::OnDemand
+        };
+        objects.push(UnresolvedObject {
+            object: need.object.clone(),
+            loaded,
+        });
+    }
+    objects
 }
 
 /// The text report of one image before its findings: layers, inventory, minimum drivers,

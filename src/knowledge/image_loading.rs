@@ -28,6 +28,8 @@ struct Tables {
     extension_modules: ExtensionModulesData,
     preloads: Vec<PreloadData>,
     plugins: Vec<PluginData>,
+    #[serde(default)]
+    optional_modules: Vec<OptionalModuleData>,
     self_loaded: Vec<SelfLoadedData>,
 }
 
@@ -62,6 +64,19 @@ struct PreloadData {
 struct PluginData {
     feature: String,
     role: PluginRole,
+    globs: Vec<String>,
+    consequence: String,
+    source: String,
+}
+
+/// An extension module that its package's import does not load: imported only when the feature
+/// it wraps is asked for, so it is judged as an optional plugin.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct OptionalModuleData {
+    package: String,
+    module: String,
+    library: String,
     globs: Vec<String>,
     consequence: String,
     source: String,
@@ -197,6 +212,22 @@ impl ImageLoading {
                 role: plugin.role,
                 consequence: plugin.consequence,
                 source: plugin.source,
+            });
+        }
+        for module in tables.optional_modules {
+            need_source(
+                &format!("optional module {:?}", module.module),
+                &module.source,
+            )?;
+            plugins.push(Plugin {
+                globs: glob_set(&module.globs, true)?,
+                feature: format!(
+                    "{}'s optional {} support, loaded only by `import {}`",
+                    module.package, module.library, module.module
+                ),
+                role: PluginRole::Optional,
+                consequence: module.consequence,
+                source: module.source,
             });
         }
         let mut self_loaded = Vec::new();

@@ -1,8 +1,13 @@
 //! CU221 driver-requirement-unsatisfied: with a target driver (`--driver VERSION|host`, config
 //! `[target] driver`), the image's `NVIDIA_REQUIRE_*` fail when evaluated as the NVIDIA Container
-//! Toolkit does (the container is refused), or a CUDA runtime in the image (system or pip) needs a
-//! newer driver than the target (programs fail at their first CUDA call, or run only through
-//! minor-version compatibility).
+//! Toolkit does (the container is refused), or a CUDA runtime in the image (system or pip, or linked
+//! statically into a program or library, as nvcc does by default) needs a newer driver than the
+//! target (programs fail at their first CUDA call, or run only through minor-version compatibility).
+//!
+//! A statically linked runtime leaves no `libcudart.so` to read a version from. Its object carries
+//! GPU code and NEEDs neither `libcudart.so` (the shared runtime) nor `libcuda.so` (the driver API):
+//! the runtime inside it opens the driver itself. The release is that of the ptxas that built its
+//! cubins, which nvcc links with the `cudart_static` of the same toolkit.
 
 use std::collections::BTreeSet;
 
@@ -145,21 +150,40 @@ impl ImageRule for DriverRequirementUnsatisfied {
         }
 
         let mut judged = BTreeSet::new();
-        for library in ctx.image.inventory.cuda_runtimes() {
-            let Some(cuda) = library.cuda_release() else {
-                continue;
-            };
-            if runtime_env.is_compat_dir(library.path.rsplit_once('/').map_or("", |(dir, _)| dir))
-                || !judged.insert(cuda)
-            {
-                continue;
-            }
+        let shared = ctx.image.inventory.cuda_runtimes().filter_map(|library| {
             let layer = ctx
                 .image
                 .report
                 .fs
                 .lstat(&library.path)
                 .map_or(0, |node| node.layer);
+            Some(Runtime {
+                path: library.path.clone(),
+                layer,
+                cuda: library.cuda_release()?,
+                linked: Linked::Shared,
+            })
+        });
+        let runtimes: Vec<Runtime> = shared.chain(static_runtimes(ctx)).collect();
+        for runtime in &runtimes {
+            let Runtime {
+                path,
+                layer,
+                cuda,
+                linked,
+            } = runtime;
+            let (cuda, layer) = (*cuda, *layer);
+            if runtime_env.is_compat_dir(path.rsplit_once('/').map_or("", |(dir, _)| dir))
+                || !judged.insert(cuda)
+            {
+                continue;
+            }
+            let what = match linked {
+                Linked::Shared => format!("the CUDA {cuda} runtime `{path}`"),
+                Linked::Static => format!(
+                    "`{path}`, which links the CUDA {cuda} runtime statically (its SASS was built by CUDA {cuda}'s ptxas),"
+                ),
+            };
             let finding = match toolkits.driver_verdict(cuda, driver) {
                 DriverVerdict::Satisfied | DriverVerdict::Unknown => continue,
                 DriverVerdict::BelowFloor { floor, release } => {
@@ -167,11 +191,11 @@ impl ImageRule for DriverRequirementUnsatisfied {
                         .finding_at(
                             &META,
                             layer,
-                            &library.path,
+                            path,
                             format!(
-                                "the CUDA {cuda} runtime `{}` needs driver {} or newer even with minor-version compatibility; \
-                                 on driver {driver} CUDA does not start",
-                                library.path, floor.floor
+                                "{what} needs driver {} or newer even with minor-version compatibility; \
+                                 on driver {driver} its first CUDA call fails with `cudaErrorInsufficientDriver`",
+                                floor.floor
                             ),
                         )
                         .with_help(format!(
@@ -183,6 +207,9 @@ impl ImageRule for DriverRequirementUnsatisfied {
                     if let Some(release) = release {
                         finding = finding.with_source(release.source.clone());
                     }
+                    if *linked == Linked::Static {
+                        finding = finding.with_source(STATIC_BY_DEFAULT.to_owned());
+                    }
                     finding
                 }
                 DriverVerdict::MinorCompat { release, floor } => {
@@ -190,14 +217,17 @@ impl ImageRule for DriverRequirementUnsatisfied {
                         .finding_at(
                             &META,
                             layer,
-                            &library.path,
+                            path,
                             format!(
-                                "the CUDA {cuda} runtime `{}` needs driver {} ({}); driver {driver} runs it only through \
+                                "{what} needs driver {} ({}); driver {driver} runs it only through \
                                  minor-version compatibility",
-                                library.path, release.driver, release.label
+                                release.driver, release.label
                             ),
                         )
-                        .with_help(format!("upgrade the hosts' driver to {} or newer", release.driver))
+                        .with_help(format!(
+                            "upgrade the hosts' driver to {} or newer",
+                            release.driver
+                        ))
                         .with_note(toolkits.limits.minor_compat.clone())
                         .with_source(release.source.clone())
                         .with_source(floor.source.clone());
@@ -228,6 +258,70 @@ impl ImageRule for DriverRequirementUnsatisfied {
             out.push(finding);
         }
     }
+}
+
+/// Where nvcc says the runtime is linked statically unless asked otherwise.
+const STATIC_BY_DEFAULT: &str = "https://docs.nvidia.com/cuda/cuda-compiler-driver-nvcc/index.html#cudart-none-shared-static-cudart (`--cudart`: the default is `static`)";
+
+/// How a CUDA runtime is in the image.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Linked {
+    /// A `libcudart.so` of its own.
+    Shared,
+    /// Inside a program or library that carries GPU code.
+    Static,
+}
+
+/// A CUDA runtime the image runs, and the release it belongs to.
+struct Runtime {
+    path: String,
+    layer: usize,
+    cuda: Version,
+    linked: Linked,
+}
+
+/// The objects that carry GPU code built by a known ptxas and NEED neither the shared runtime nor
+/// the driver library: their runtime is linked in, of the release that built their code. Objects
+/// loaded at start come first, so the finding names one of them when there is one.
+fn static_runtimes(ctx: &ImageContext<'_>) -> Vec<Runtime> {
+    let mut found: Vec<(bool, Runtime)> = Vec::new();
+    for objects in super::gpu_fleet::families(ctx).into_values() {
+        for loaded in objects {
+            let object = loaded.object;
+            let Some((major, minor)) = object.code.toolkit else {
+                continue;
+            };
+            let needs_runtime = match ctx
+                .image
+                .report
+                .fs
+                .lstat(&object.path)
+                .and_then(|node| node.captured.as_deref())
+            {
+                Some(crate::image::facts::Captured::Elf(elf)) => elf
+                    .needed
+                    .iter()
+                    .any(|name| name.starts_with("libcudart.so") || name.starts_with("libcuda.so")),
+                _ => true,
+            };
+            let Some(cuda) = Version::parse(&format!("{major}.{minor}")) else {
+                continue;
+            };
+            if !needs_runtime {
+                found.push((
+                    !loaded.at_start,
+                    Runtime {
+                        path: object.path,
+                        layer: object.layer,
+                        cuda,
+                        linked: Linked::Static,
+                    },
+                ));
+            }
+        }
+    }
+    found.sort_by(|a, b| (a.0, &a.1.path).cmp(&(b.0, &b.1.path)));
+    found.into_iter().map(|(_, runtime)| runtime).collect()
 }
 
 #[cfg(test)]

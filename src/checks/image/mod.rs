@@ -141,14 +141,27 @@ pub fn cuda_related(ctx: &ImageContext<'_>, path: &str) -> bool {
 /// `import torch` for a root under `site-packages/torch/`, `the program /usr/bin/x` for a program:
 /// what fails at start, as a person reads it.
 pub fn what_fails(root: &str) -> String {
-    match crate::image::startup::site_packages_of(root) {
-        Some(site) => {
-            let relative = &root[site.len() + 1..];
-            let package = relative.split('/').next().unwrap_or(relative);
-            let package = package.split('.').next().unwrap_or(package);
-            format!("`import {package}` (through `{root}`)")
-        }
-        None => format!("the program `{root}`"),
+    let Some(site) = crate::image::startup::site_packages_of(root) else {
+        return format!("the program `{root}`");
+    };
+    let relative = &root[site.len() + 1..];
+    let package = relative.split('/').next().unwrap_or(relative);
+    let package = package.split('.').next().unwrap_or(package);
+    if !crate::knowledge::image_loading::ImageLoading::embedded().is_extension_module(root) {
+        return format!("`import {package}` (through `{root}`)");
+    }
+    // An extension module is loaded by the import of its own dotted name; the top package's
+    // import fails with it only when it loads that module, which not every package does (CuPy
+    // imports `cupy_backends.cuda.libs.cublas` when it is first used).
+    let mut parts: Vec<&str> = relative.split('/').collect();
+    if let Some(file) = parts.last_mut() {
+        *file = file.split('.').next().unwrap_or(file);
+    }
+    let module = parts.join(".");
+    if module == package {
+        format!("`import {module}` (through `{root}`)")
+    } else {
+        format!("`import {module}` (`{root}`), and any import of `{package}` that loads it,")
     }
 }
 

@@ -8,7 +8,7 @@ use super::source_link;
 use crate::image::fs::DeadCopy;
 use crate::image::inventory::LibraryFamily;
 use crate::image::linkage::UnresolvedNeed;
-use crate::image::summary::{ImageSummary, RuntimeDriver};
+use crate::image::summary::{ImageSummary, LoadedWhen, RuntimeDriver};
 use crate::knowledge::Version;
 use crate::render::shared::{xml_attr, xml_text};
 use crate::units::human_bytes;
@@ -299,7 +299,10 @@ pub(super) fn write_waste(html: &mut String, image: &ImageSummary) -> fmt::Resul
     Ok(())
 }
 
-/// The shared libraries the loader would not find, one row per object.
+/// The shared libraries the loader would not find, one row per object, grouped by how each object is
+/// loaded: an object loaded at start breaks its program or import (red), a GPU backend sends its
+/// framework to the CPU (red), an on-demand plugin breaks one feature (muted), and an object whose
+/// missing names a package imported first provides breaks nothing.
 pub(super) fn write_unresolved(html: &mut String, image: &ImageSummary) -> fmt::Result {
     html.push_str("<div class=\"card unresolved\">\n<h3>Shared libraries</h3>\n");
     if image.unresolved_libraries.is_empty() {
@@ -317,36 +320,86 @@ pub(super) fn write_unresolved(html: &mut String, image: &ImageSummary) -> fmt::
             _ => objects.push((need, vec![&need.needed])),
         }
     }
-    writeln!(
-        html,
-        "<p class=\"problem\">{} {} the loader cannot load:</p>",
-        objects.len(),
-        if objects.len() == 1 {
-            "object"
-        } else {
-            "objects"
-        }
-    )?;
-    let header = "<tr><th>object</th><th>needs, not found</th><th>layer</th></tr>";
-    let row = |(need, needs): &(&UnresolvedNeed, Vec<&str>)| {
-        let needs: Vec<String> = needs
+    let loaded_when = |object: &str| {
+        image
+            .unresolved_objects
             .iter()
-            .map(|soname| format!("<code>{}</code>", xml_text(soname)))
-            .collect();
-        format!(
-            "<tr class=\"unresolved-object\" data-path=\"{path_attr}\"><td><code>{path}</code></td>\
-             <td>{needs}</td><td class=\"num\">{layer}</td></tr>",
-            path_attr = xml_attr(&need.object),
-            path = xml_text(&need.object),
-            needs = needs.join(" "),
-            layer = need.layer + 1,
-        )
+            .find(|known| known.object == object)
+            .map_or(LoadedWhen::OnDemand, |known| known.loaded)
     };
-    write_long_table(html, header, &objects, row, |rest| {
-        format!("{} more", rest.len())
-    })?;
+    let header = "<tr><th>object</th><th>needs, not found</th><th>layer</th></tr>";
+    for group in [
+        LoadedWhen::AtStart,
+        LoadedWhen::Backend,
+        LoadedWhen::OnDemand,
+        LoadedWhen::ThroughDependency,
+        LoadedWhen::OtherMachine,
+    ] {
+        let rows: Vec<&(&UnresolvedNeed, Vec<&str>)> = objects
+            .iter()
+            .filter(|(need, _)| loaded_when(&need.object) == group)
+            .collect();
+        if rows.is_empty() {
+            continue;
+        }
+        let (class, what) = match group {
+            LoadedWhen::AtStart => (
+                "problem",
+                "loaded at start: the program or import that loads it fails",
+            ),
+            LoadedWhen::Backend => (
+                "problem",
+                "a GPU backend plugin: the framework runs on the CPU",
+            ),
+            LoadedWhen::OnDemand => (
+                "muted",
+                "loaded only on demand: only the feature that opens it fails",
+            ),
+            LoadedWhen::ThroughDependency => (
+                "muted",
+                "loaded after a package imported first, which provides what it misses: it loads",
+            ),
+            LoadedWhen::OtherMachine => ("muted", "built for another machine: never loaded here"),
+        };
+        writeln!(
+            html,
+            "<p class=\"{class} loading-group\" data-loading=\"{slug}\" data-objects=\"{count}\">{count} {objects}, {what}:</p>",
+            slug = slug(group),
+            count = rows.len(),
+            objects = if rows.len() == 1 { "object" } else { "objects" },
+        )?;
+        let row = |(need, needs): &&(&UnresolvedNeed, Vec<&str>)| {
+            let needs: Vec<String> = needs
+                .iter()
+                .map(|soname| format!("<code>{}</code>", xml_text(soname)))
+                .collect();
+            format!(
+                "<tr class=\"unresolved-object\" data-path=\"{path_attr}\" data-loading=\"{slug}\"><td><code>{path}</code></td>\
+                 <td>{needs}</td><td class=\"num\">{layer}</td></tr>",
+                path_attr = xml_attr(&need.object),
+                path = xml_text(&need.object),
+                slug = slug(group),
+                needs = needs.join(" "),
+                layer = need.layer + 1,
+            )
+        };
+        write_long_table(html, header, &rows, row, |rest| {
+            format!("{} more", rest.len())
+        })?;
+    }
     html.push_str("</div>\n");
     Ok(())
+}
+
+/// The `data-loading` value of a group: the JSON's name for it.
+fn slug(loaded: LoadedWhen) -> &'static str {
+    match loaded {
+        LoadedWhen::AtStart => "at-start",
+        LoadedWhen::Backend => "backend",
+        LoadedWhen::OnDemand => "on-demand",
+        LoadedWhen::ThroughDependency => "through-dependency",
+        LoadedWhen::OtherMachine => "other-machine",
+    }
 }
 
 /// A table of `rows` that may be long (thousands of dead copies in a real image): the first
