@@ -16,7 +16,7 @@ use crate::checks::dockerfile::support::{base_facts, stage_instructions};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
-use crate::dockerfile::model::Stage;
+use crate::dockerfile::model::{Reach, Stage};
 use crate::dockerfile::packages::PackageInstall;
 use crate::dockerfile::shell::command_start;
 use crate::knowledge::images::{glob_matches, BaseImageFacts};
@@ -43,7 +43,13 @@ impl DockerfileRule for CudaCompileWithoutToolkit {
     }
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+        // A stage the default build does not need is built only with
+        // `--target` (and often a `--build-arg` base): not judged.
+        let built = ctx.model.target.map(|t| ctx.model.reachable_stages(t));
         for stage in &ctx.model.stages {
+            if built.as_ref().is_some_and(|b| !b.contains(&stage.index)) {
+                continue;
+            }
             let Some(base) = judged_base(ctx, stage) else {
                 continue;
             };
@@ -292,6 +298,10 @@ fn cuda_compile<'k>(ctx: &'k DockerfileContext<'_>, stage: &Stage) -> Option<Com
     }
     for run in &stage.runs {
         for (index, command) in run.commands.iter().enumerate() {
+            // A shell branch the build does not take runs nothing.
+            if command.reach == Reach::Skipped {
+                continue;
+            }
             let installs_here = run.installs.iter().any(|i| i.command == index);
             let names: Vec<_> = run
                 .installs
@@ -400,10 +410,13 @@ fn source_build<'k>(
     };
     for run in &stage.runs {
         for install in run.installs.iter().filter(|i| i.manager.is_python()) {
-            let assignments = run
-                .commands
-                .get(install.command)
-                .map_or(&[][..], |c| c.assignments.as_slice());
+            let Some(command) = run.commands.get(install.command) else {
+                continue;
+            };
+            if command.reach == Reach::Skipped {
+                continue;
+            }
+            let assignments = command.assignments.as_slice();
             if let Some(found) = source_build_in(builds, install) {
                 if !skipped(found.2, assignments) {
                     return Some(found);
@@ -466,12 +479,15 @@ fn chain_installs_toolkit(ctx: &DockerfileContext<'_>, stage: &Stage) -> bool {
                 stage_instructions(ctx, s)
                     .iter()
                     .any(|instruction| match &instruction.command {
+                        // From a toolkit directory, or into one
+                        // (`COPY --from=installer /opt/cuda /usr/local/cuda`).
                         Command::Copy(copy) | Command::Add(copy) => {
                             copy.from.is_some()
-                                && copy
-                                    .sources
-                                    .iter()
-                                    .any(|src| dir.matching(&src.text).is_some())
+                                && (dir.matching(&copy.dest.text).is_some()
+                                    || copy
+                                        .sources
+                                        .iter()
+                                        .any(|src| dir.matching(&src.text).is_some()))
                         }
                         _ => false,
                     });

@@ -315,11 +315,18 @@ fn judge_without_cuda(ctx: &DockerfileContext<'_>, stage: &Stage, out: &mut Vec<
                 {
                     continue;
                 }
+                // Another index may hold another CUDA build of the release
+                // (ONNX Runtime's CUDA 12 feed): then which CUDA is not said.
+                let named = pinned.as_ref().filter(|build| {
+                    !(from_other_index(stage, install)
+                        && build.release.is_some()
+                        && build.label.is_none())
+                });
                 seen.push(name.clone());
                 out.push(without_cuda_diagnostic(
                     package,
                     &image.text,
-                    pinned.as_ref(),
+                    named,
                     entry,
                     &policy.source,
                 ));
