@@ -16,6 +16,9 @@ const JUDGMENTS: &str = include_str!("corpus/judgments.tsv");
 /// The build-context files some corpus Dockerfiles install from (`pip
 /// install -r`), pinned by the manifest row's repository and commit.
 const CONTEXT: &str = include_str!("corpus/context.tsv");
+/// The real faults a careful reader finds in corpus files, caught or not
+/// (the recall measure): each names a file, a line, the fault and why.
+const FAULTS: &str = include_str!("corpus/faults.tsv");
 const CATEGORIES: [&str; 6] = [
     "inference",
     "training",
@@ -139,6 +142,43 @@ fn every_judgment_names_a_corpus_file_a_rule_a_line_and_a_verdict_with_a_reason(
         judged += 1;
     }
     assert!(judged > 0, "no judgments");
+}
+
+#[test]
+fn every_fault_names_a_corpus_file_a_line_a_rule_or_issue_item_and_a_note() {
+    let ids: HashSet<&str> = manifest().iter().map(|entry| entry.id).collect();
+    let mut lines = FAULTS.lines();
+    assert_eq!(lines.next(), Some("id\tline\tfault\tnote"));
+    let mut faults = HashSet::new();
+    for (index, line) in lines.enumerate() {
+        let row = index + 2;
+        let fields: Vec<&str> = line.split('\t').collect();
+        let [id, line_no, fault, note] = fields[..] else {
+            panic!(
+                "faults row {row} has {} fields, not 4: {line}",
+                fields.len()
+            );
+        };
+        assert!(
+            ids.contains(id),
+            "row {row}: id {id} is not in the manifest"
+        );
+        assert!(
+            line_no.parse::<usize>().is_ok_and(|number| number > 0),
+            "row {row}: line {line_no:?}"
+        );
+        let is_rule = fault.len() == 5 && fault.starts_with("CU");
+        assert!(
+            is_rule || fault.starts_with("issue24-"),
+            "row {row}: fault {fault:?} is neither a rule code nor an issue-24 item"
+        );
+        assert!(!note.trim().is_empty(), "row {row}: no note");
+        assert!(
+            faults.insert((id, line_no, fault)),
+            "row {row}: {id}:{line_no} {fault} twice"
+        );
+    }
+    assert!(!faults.is_empty(), "no faults");
 }
 
 /// `(id, path in the context, sha256)` of each context file, each row checked for form.
