@@ -4,8 +4,8 @@
 //! the installer's index rule resolves them (pip's best match, uv's first
 //! index) and through packages that pin torch (vLLM).
 
+use crate::checks::dockerfile::installer_python;
 use crate::checks::dockerfile::requirement_files::{self, FileOrigin};
-use crate::checks::dockerfile::stack::PossiblePythons;
 use crate::checks::dockerfile::support::{base_facts, root_image};
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::Word;
@@ -174,7 +174,7 @@ pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
 
 /// A pin, the word that carries it, and how pip resolved it (if the
 /// words alone do not say).
-type FoundPin<'i> = (&'i Word, CudaPin, Option<String>);
+pub(crate) type FoundPin<'i> = (&'i Word, CudaPin, Option<String>);
 
 /// Options that replace PyPI (`--index-url`) rather than add to it.
 const PRIMARY_INDEX_OPTIONS: &[&str] = &["-i", "--index-url", "--default-index"];
@@ -660,11 +660,11 @@ fn unpinned_torch_pin<'i>(
     let Some(os) = python_os else {
         // pip of a Python the Dockerfile does not name: judged over every
         // Python its installer may give, from PyPI only.
-        let possible = crate::checks::dockerfile::stack::installer_python(ctx, stage)?;
+        let possible = installer_python::possible_pythons(ctx, stage)?;
         if !install.index_urls.is_empty() {
             return None;
         }
-        return installer_torch_pin(ctx, &possible, carrier, &rule.installer.manager);
+        return installer_python::torch_pin(ctx, &possible, carrier, &rule.installer.manager);
     };
     let (newest, python) = resolution.newest_release(os, "torch")?;
     // A range with an upper bound: the newest release it admits, up to the
@@ -703,90 +703,6 @@ fn unpinned_torch_pin<'i>(
             source: format!("{}; {}", default.source, python.source),
         },
         Some(resolution),
-    ))
-}
-
-/// An open `torch` requirement installed by the pip of an installer's
-/// Python: the newest torch on PyPI for each Python the installer may give.
-/// Judged only when all of them are builds of one CUDA major; the pin is
-/// that build, or only its major when the minors differ, so a finding holds
-/// for every Python.
-fn installer_torch_pin<'i>(
-    ctx: &DockerfileContext<'_>,
-    possible: &PossiblePythons<'_>,
-    carrier: &'i Word,
-    manager: &str,
-) -> Option<FoundPin<'i>> {
-    // A bounded range (`torch<2.13`) is not followed here.
-    if !PackageKnowledge::requirement_terms(&carrier.text).is_some_and(|(_, _, open)| open) {
-        return None;
-    }
-    let resolution = &ctx.knowledge.resolution;
-    let packages = &ctx.knowledge.packages;
-    let mut builds = Vec::new();
-    let installer = possible.installer;
-    for python in &possible.pythons {
-        let row = resolution
-            .newest_for_python
-            .iter()
-            .find(|row| row.python == *python)?;
-        let newest = row.newest("torch")?;
-        let default = packages.pypi_default("torch", newest)?;
-        builds.push((newest, default, row));
-    }
-    let lowest = builds.iter().min_by_key(|(_, d, _)| d.cuda)?;
-    let highest = builds.iter().max_by_key(|(_, d, _)| d.cuda)?;
-    if lowest.1.cuda.major() != highest.1.cuda.major() {
-        return None;
-    }
-    let range = |low: String, high: String| {
-        if low == high {
-            low
-        } else {
-            format!("{low} to {high}")
-        }
-    };
-    let oldest_torch = builds.iter().map(|b| b.0).min()?;
-    let newest_torch = builds.iter().map(|b| b.0).max()?;
-    let given = range(
-        installer.pythons.first()?.clone(),
-        installer.pythons.last()?.clone(),
-    );
-    let distro = possible
-        .distro
-        .as_ref()
-        .map_or(String::new(), |p| format!(", or the distribution's {p}"));
-    let resolution_text = format!(
-        "`{}` names no exact release, so {manager} installs the newest torch on PyPI for the Python that runs it: {given} from `{}` (as of {}){distro}, which get torch {}, CUDA {} builds",
-        carrier.text,
-        installer.name,
-        installer.checked,
-        range(oldest_torch.to_string(), newest_torch.to_string()),
-        range(lowest.1.cuda.to_string(), highest.1.cuda.to_string()),
-    );
-    let mut sources: Vec<&str> = vec![installer.source.as_str()];
-    for (_, default, row) in &builds {
-        for source in [default.source.as_str(), row.source.as_str()] {
-            if !sources.contains(&source) {
-                sources.push(source);
-            }
-        }
-    }
-    // Builds of several minors are one CUDA major, and only that is said
-    // (a major alone is never judged against the base's minor).
-    let cuda = if lowest.1.cuda == highest.1.cuda {
-        lowest.1.cuda
-    } else {
-        Version::parse(&lowest.1.cuda.major().to_string())?
-    };
-    Some((
-        carrier,
-        CudaPin {
-            cuda,
-            system: false,
-            source: sources.join("; "),
-        },
-        Some(resolution_text),
     ))
 }
 

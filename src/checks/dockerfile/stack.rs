@@ -8,7 +8,6 @@ use crate::dockerfile::ast::Command;
 use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::PackageInstall;
 use crate::knowledge::images::{glob_matches, parse_cuda_tag};
-use crate::knowledge::source_builds::PythonInstaller;
 
 /// `stage` and the stages it is built `FROM`, root first.
 pub fn chain<'m>(ctx: &DockerfileContext<'m>, stage: &Stage) -> Vec<&'m Stage> {
@@ -98,114 +97,10 @@ pub fn distro_python_os(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<St
 }
 
 /// `python3.11`, `python3.10`: an interpreter of a named minor.
-fn is_versioned_python(program: &str) -> bool {
+pub fn is_versioned_python(program: &str) -> bool {
     program
         .strip_prefix("python3.")
         .is_some_and(|minor| !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit()))
-}
-
-/// The Pythons that may run pip in a stage whose Dockerfile does not name
-/// one: an unpinned installer's (`Miniconda3-latest-Linux-x86_64.sh`,
-/// fetched in a RUN of the chain) and, where the chain also installs the
-/// distribution's `python3` packages, that Python too.
-pub struct PossiblePythons<'k> {
-    pub installer: &'k PythonInstaller,
-    /// `3.10`, … in the installer's order, the distribution's last.
-    pub pythons: Vec<String>,
-    /// The distribution's Python, when it is one of them.
-    pub distro: Option<String>,
-}
-
-/// The [`PossiblePythons`] of a stage on a plain `nvidia/cuda` base (which
-/// has no Python of its own), unless something else picks the Python: a
-/// conda install or environment naming `python`, a versioned interpreter
-/// (`python3.11`, pyenv, deadsnakes).
-pub fn installer_python<'k>(
-    ctx: &'k DockerfileContext<'_>,
-    stage: &Stage,
-) -> Option<PossiblePythons<'k>> {
-    let facts = base_facts(ctx, stage)?;
-    if facts.family != "nvidia/cuda" {
-        return None;
-    }
-    let resolution = &ctx.knowledge.resolution;
-    let other = &resolution.other_python;
-    let mut found: Option<&PythonInstaller> = None;
-    let mut distro_python = false;
-    for s in chain(ctx, stage) {
-        for run in &s.runs {
-            for install in &run.installs {
-                let names = install
-                    .packages
-                    .iter()
-                    .map(|p| p.distribution().unwrap_or(&p.name).to_ascii_lowercase());
-                if install.manager.is_conda() {
-                    if install.subcommand.contains("create")
-                        || names.clone().any(|n| n.starts_with("python"))
-                    {
-                        return None;
-                    }
-                } else if install.manager.is_system() {
-                    for name in names {
-                        if name.starts_with("python3.") {
-                            return None;
-                        }
-                        if name == "python3"
-                            || name.starts_with("python3-")
-                            || name == "python-is-python3"
-                        {
-                            distro_python = true;
-                        }
-                    }
-                }
-            }
-            for word in run.commands.iter().flat_map(|c| &c.words) {
-                let program = word.text.rsplit('/').next().unwrap_or(&word.text);
-                if is_versioned_python(program) {
-                    return None;
-                }
-                if let Some(installer) = resolution
-                    .python_installers
-                    .iter()
-                    .find(|i| i.words.iter().any(|w| word.text.contains(w.as_str())))
-                {
-                    found = Some(installer);
-                    continue;
-                }
-                let lower = word.text.to_ascii_lowercase();
-                let other_word = other.words.iter().any(|w| {
-                    let w = w.to_ascii_lowercase();
-                    // conda's own names are the installers above.
-                    !["miniconda", "miniforge", "mambaforge", "micromamba"].contains(&w.as_str())
-                        && lower.contains(&w)
-                });
-                if other_word {
-                    return None;
-                }
-            }
-        }
-    }
-    let installer = found?;
-    let mut pythons = installer.pythons.clone();
-    let mut distro = None;
-    if distro_python {
-        let os = facts.os?;
-        let python = resolution
-            .python_newest
-            .iter()
-            .find(|row| row.os == os)?
-            .python
-            .clone();
-        if !pythons.contains(&python) {
-            pythons.push(python.clone());
-        }
-        distro = Some(python);
-    }
-    Some(PossiblePythons {
-        installer,
-        pythons,
-        distro,
-    })
 }
 
 /// Whether the chain puts CUDA into the image by other means than a
