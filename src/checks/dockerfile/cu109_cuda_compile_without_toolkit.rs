@@ -37,6 +37,9 @@ pub static META: RuleMeta = RuleMeta {
 
 pub struct CudaCompileWithoutToolkit;
 
+/// The variable scikit-build-core (llama-cpp-python) reads CMake options from.
+const CMAKE_ARGS: &str = "CMAKE_ARGS";
+
 impl DockerfileRule for CudaCompileWithoutToolkit {
     fn meta(&self) -> &'static RuleMeta {
         &META
@@ -232,11 +235,31 @@ fn cuda_compile<'k>(ctx: &'k DockerfileContext<'_>, stage: &Stage) -> Option<Com
     // The switch's outcome: an assignment that is the switch itself, made
     // for an install the data says ignores it; else a switch refused by
     // current releases wherever it is.
+    // A CMake definition that switches CUDA on (`CMAKE_ARGS=-DGGML_CUDA=on`)
+    // anywhere in the stage makes the build a CUDA one, whatever variable
+    // beside it is ignored.
+    let cmake_switch = |text: &str| {
+        signals.text.iter().any(|t| {
+            t.starts_with("-D") && text.to_ascii_lowercase().contains(&t.to_ascii_lowercase())
+        })
+    };
+    let cmake_asks_cuda = stage
+        .env
+        .iter()
+        .chain(
+            stage
+                .runs
+                .iter()
+                .flat_map(|r| &r.commands)
+                .flat_map(|c| &c.assignments),
+        )
+        .any(|(key, value)| key == CMAKE_ARGS && cmake_switch(value));
     let outcome_of = |assignment: &str, found: &str, installs: &[(String, Option<Version>)]| {
         outcomes
             .iter()
             .find(|o| {
                 !o.packages.is_empty()
+                    && !cmake_asks_cuda
                     && o.matches(assignment)
                     && installs
                         .iter()
