@@ -37,6 +37,7 @@ pub mod images;
 pub mod ngc;
 pub mod packages;
 pub mod resolution;
+pub mod source_builds;
 pub mod toolkits;
 pub mod version;
 
@@ -79,6 +80,14 @@ const EMBEDDED: &[(&str, &str)] = &[
         include_str!("../../rules/resolution.toml"),
     ),
     ("rules/ngc.toml", include_str!("../../rules/ngc.toml")),
+    (
+        "rules/source-builds.toml",
+        include_str!("../../rules/source-builds.toml"),
+    ),
+    (
+        "rules/python-installers.toml",
+        include_str!("../../rules/python-installers.toml"),
+    ),
 ];
 
 /// A knowledge file that cannot be read or does not hold valid knowledge.

@@ -12,6 +12,10 @@ use serde::Deserialize;
 
 use super::images::glob_matches;
 use super::merge_by;
+use super::source_builds::{
+    CudaHomeWithoutNvcc, CudaSwitchOutcome, NewestForPython, NoCudaBase, PythonInstaller,
+    SourceBuild,
+};
 use super::version::Version;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -45,6 +49,18 @@ pub struct ResolutionKnowledge {
     pub python_newest: Vec<PythonNewest>,
     #[serde(default)]
     pub other_python: OtherPython,
+    #[serde(default)]
+    pub cuda_home_without_nvcc: Option<CudaHomeWithoutNvcc>,
+    #[serde(default)]
+    pub source_builds: Vec<SourceBuild>,
+    #[serde(default)]
+    pub cuda_switch_outcomes: Vec<CudaSwitchOutcome>,
+    #[serde(default)]
+    pub python_installers: Vec<PythonInstaller>,
+    #[serde(default)]
+    pub newest_for_python: Vec<NewestForPython>,
+    #[serde(default)]
+    pub no_cuda_base: Option<NoCudaBase>,
 }
 
 /// The newest release of some packages for the Python of a tag OS.
@@ -232,7 +248,7 @@ impl SystemFramework {
 
     /// The CUDA of releases of `name` this entry covers: its own, or the
     /// one a name pattern captures.
-    fn cuda_of(&self, name: &str) -> Option<Version> {
+    pub fn cuda_of(&self, name: &str) -> Option<Version> {
         if is_name_pattern(&self.package) {
             let cuda = super::packages::match_name_pattern(&self.package, name)?;
             return self
@@ -413,6 +429,30 @@ impl ResolutionKnowledge {
         if !other.other_python.source.is_empty() {
             self.other_python = other.other_python;
         }
+        if other.no_cuda_base.is_some() {
+            self.no_cuda_base = other.no_cuda_base;
+        }
+        if other.cuda_home_without_nvcc.is_some() {
+            self.cuda_home_without_nvcc = other.cuda_home_without_nvcc;
+        }
+        merge_by(&mut self.source_builds, other.source_builds, |a, b| {
+            a.package == b.package
+        });
+        merge_by(
+            &mut self.cuda_switch_outcomes,
+            other.cuda_switch_outcomes,
+            |a, b| a.switches == b.switches,
+        );
+        merge_by(
+            &mut self.python_installers,
+            other.python_installers,
+            |a, b| a.name == b.name,
+        );
+        merge_by(
+            &mut self.newest_for_python,
+            other.newest_for_python,
+            |a, b| a.python == b.python,
+        );
     }
 
     /// The torch release a companion release pins (`torchvision` `0.21` → `2.6`).

@@ -1,9 +1,14 @@
 //! CU109 cuda-compile-without-toolkit: a stage compiles CUDA code (runs
 //! `nvcc`, builds a `CUDAExtension`, switches on a CUDA build with
 //! `FORCE_CUDA=1` or `-DGGML_CUDA=on`) on a base image without the CUDA
-//! compiler (`-runtime`/`-base` tags, PyTorch's runtime images) and nothing
-//! in its chain installs one. The build fails, or the extension is quietly
-//! built without CUDA. The mirror image of CU101.
+//! compiler (`-runtime`/`-base` tags, PyTorch's runtime images, or a
+//! general-purpose image with no CUDA at all: `python`, `ubuntu`, `debian`)
+//! and nothing in its chain installs one. The build fails, or the extension
+//! is quietly built without CUDA. On `-runtime`/`-base` tags it also knows
+//! the source builds that need nvcc before anything else (flash-attn's
+//! setup.py runs `/usr/local/cuda/bin/nvcc -V` while pip reads its
+//! metadata), and switches a build ignores (`LLAMA_CUBLAS=1` as a variable of
+//! `pip install llama-cpp-python`). The mirror image of CU101.
 
 use crate::checks::dockerfile::cuda_stages::{stage_builds_native_code, Evidence};
 use crate::checks::dockerfile::stack::chain;
@@ -11,9 +16,13 @@ use crate::checks::dockerfile::support::{base_facts, stage_instructions};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
-use crate::dockerfile::model::Stage;
+use crate::dockerfile::model::{Reach, Stage};
+use crate::dockerfile::packages::PackageInstall;
 use crate::dockerfile::shell::command_start;
-use crate::knowledge::images::glob_matches;
+use crate::knowledge::images::{glob_matches, BaseImageFacts};
+use crate::knowledge::packages::PackageKnowledge;
+use crate::knowledge::source_builds::{CudaSwitchOutcome, SourceBuild};
+use crate::knowledge::Version;
 use crate::source::Span;
 
 pub static META: RuleMeta = RuleMeta {
@@ -28,49 +37,258 @@ pub static META: RuleMeta = RuleMeta {
 
 pub struct CudaCompileWithoutToolkit;
 
+/// The variable scikit-build-core (llama-cpp-python) reads CMake options from.
+const CMAKE_ARGS: &str = "CMAKE_ARGS";
+
 impl DockerfileRule for CudaCompileWithoutToolkit {
     fn meta(&self) -> &'static RuleMeta {
         &META
     }
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+        // A stage the default build does not need is built only with
+        // `--target` (and often a `--build-arg` base): not judged.
+        let built = ctx.model.target.map(|t| ctx.model.reachable_stages(t));
         for stage in &ctx.model.stages {
-            let Some(facts) = base_facts(ctx, stage) else {
-                continue;
-            };
-            if facts.has_compiler || facts.is_unknown("has_compiler") {
+            if built.as_ref().is_some_and(|b| !b.contains(&stage.index)) {
                 continue;
             }
-            let Some((span, what)) = cuda_compile(ctx, stage) else {
+            let Some(base) = judged_base(ctx, stage) else {
+                continue;
+            };
+            let found = cuda_compile(ctx, stage).map(Found::Compile).or_else(|| {
+                base.cuda_home_without_nvcc(ctx)
+                    .then(|| source_build(ctx, stage))
+                    .flatten()
+                    .map(|(span, word, build)| Found::SourceBuild(span, word, build))
+            });
+            let Some(found) = found else {
                 continue;
             };
             if chain_installs_toolkit(ctx, stage) {
                 continue;
             }
+            out.push(diagnostic(ctx, stage, &base, found));
+        }
+    }
+}
+
+/// The base of a stage CU109 judges: one known to lack nvcc.
+enum Base {
+    /// A known CUDA image without the compiler (`-runtime`, `-base`,
+    /// PyTorch's runtime images).
+    NoCompiler(BaseImageFacts),
+    /// A general-purpose image with no CUDA at all (`python:3.11-slim`).
+    NoCuda(String),
+}
+
+impl Base {
+    /// `/usr/local/cuda` is there without `bin/nvcc` (`nvidia/cuda`'s
+    /// `-runtime`/`-base`): torch's CUDA_HOME then names a directory
+    /// without a compiler.
+    fn cuda_home_without_nvcc(&self, ctx: &DockerfileContext<'_>) -> bool {
+        let Base::NoCompiler(facts) = self else {
+            return false;
+        };
+        let Some(known) = &ctx.knowledge.resolution.cuda_home_without_nvcc else {
+            return false;
+        };
+        facts.family == "nvidia/cuda"
+            && facts
+                .variant
+                .is_some_and(|v| known.variants.iter().any(|k| k == v.as_str()))
+    }
+}
+
+fn judged_base(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<Base> {
+    if let Some(facts) = base_facts(ctx, stage) {
+        if facts.has_compiler || facts.is_unknown("has_compiler") {
+            return None;
+        }
+        return Some(Base::NoCompiler(facts));
+    }
+    let image = crate::checks::dockerfile::support::root_image(ctx, stage)?;
+    let canonical = ctx.knowledge.images.canonicalize(image);
+    ctx.knowledge
+        .cupti
+        .base_without_cuda(&canonical.repository)
+        .then(|| Base::NoCuda(image.text.clone()))
+}
+
+/// What CU109 found in a stage.
+enum Found<'k> {
+    /// A CUDA compile: where, how to say it, and a switch whose outcome
+    /// the data knows.
+    Compile(Compile<'k>),
+    /// A source build that runs nvcc at install: where, the word, and the
+    /// package's data.
+    SourceBuild(Span, String, &'k SourceBuild),
+}
+
+struct Compile<'k> {
+    span: Span,
+    what: String,
+    /// The switch or command as written (`LLAMA_CUBLAS=1`).
+    asked: String,
+    /// The switch's outcome where the data knows it: ignored by the build
+    /// it is given to, or refused by current releases.
+    outcome: Option<&'k CudaSwitchOutcome>,
+    /// The outcome is that the switch is ignored (the build is CPU-only).
+    ignored: bool,
+}
+
+fn diagnostic(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    base: &Base,
+    found: Found<'_>,
+) -> Diagnostic {
+    let (root, lacks, base_source) = match base {
+        Base::NoCompiler(facts) => {
             let variant = facts
                 .variant
                 .map_or(String::new(), |v| format!(" ({v} variant)"));
             let root = crate::checks::dockerfile::support::root_image(ctx, stage)
                 .map_or_else(|| facts.family.clone(), |i| i.text.clone());
-            out.push(
-                Diagnostic::at(
-                    &META,
-                    span,
-                    format!(
-                        "{what}, but the base image `{root}`{variant} has no nvcc and no CUDA headers, and the stage installs none"
-                    ),
-                )
-                .with_help("compile in a stage built on the matching `-devel` image and COPY the result into this one, or install the toolkit's compiler (`cuda-nvcc-X-Y` and the `-dev` packages of the image's CUDA)")
-                .with_note("without nvcc the build stops (`nvcc: not found`, torch's `CUDA_HOME environment variable is not set`), or a package that falls back to a CPU build installs without its CUDA kernels")
-                .with_note(format!("source: {}; {}", facts.source, ctx.knowledge.resolution.cuda_compile.source)),
-            );
+            (
+                format!("`{root}`{variant}"),
+                "has no nvcc and no CUDA headers",
+                facts.source.clone(),
+            )
+        }
+        Base::NoCuda(image) => (
+            format!("`{image}`"),
+            "has no CUDA toolkit at all (no nvcc, no CUDA headers)",
+            ctx.knowledge.cupti.bases.source.clone(),
+        ),
+    };
+    let compile_source = &ctx.knowledge.resolution.cuda_compile.source;
+    match found {
+        Found::Compile(Compile {
+            span,
+            asked,
+            outcome: Some(outcome),
+            ignored: true,
+            ..
+        }) => Diagnostic::at(
+            &META,
+            span,
+            format!(
+                "`{asked}` asks for a CUDA build, but {}; the base image {root} {lacks} either",
+                outcome.outcome
+            ),
+        )
+        .with_help("pass the switch in `CMAKE_ARGS` (`CMAKE_ARGS=\"-DGGML_CUDA=on\"`) and build in a stage on the matching `-devel` image, then COPY the wheel into this one")
+        .with_note(format!("source: {}; {base_source}", outcome.source)),
+        Found::Compile(Compile {
+            span,
+            what,
+            outcome,
+            ..
+        }) => {
+            let mut diagnostic = Diagnostic::at(
+                &META,
+                span,
+                format!("{what}, but the base image {root} {lacks}, and the stage installs none"),
+            )
+            .with_help("compile in a stage built on the matching `-devel` image and COPY the result into this one, or install the toolkit's compiler (`cuda-nvcc-X-Y` and the `-dev` packages of the image's CUDA)")
+            .with_note("without nvcc the build stops (`nvcc: not found`, torch's `CUDA_HOME environment variable is not set`, CMake's `Could not find nvcc`), or a package that falls back to a CPU build installs without its CUDA kernels");
+            if let Some(outcome) = outcome {
+                diagnostic = diagnostic.with_note(format!(
+                    "on any image, {} (source: {})",
+                    outcome.outcome, outcome.source
+                ));
+            }
+            diagnostic.with_note(format!("source: {base_source}; {compile_source}"))
+        }
+        Found::SourceBuild(span, word, build) => {
+            let cuda_home = ctx
+                .knowledge
+                .resolution
+                .cuda_home_without_nvcc
+                .as_ref()
+                .map_or("", |c| c.source.as_str());
+            Diagnostic::at(
+                &META,
+                span,
+                format!(
+                    "pip builds `{word}` from source, and its setup.py runs `/usr/local/cuda/bin/nvcc -V` while pip prepares the package's metadata; the base image {root} has /usr/local/cuda but no bin/nvcc, and the stage installs none: the install stops with `FileNotFoundError: … '/usr/local/cuda/bin/nvcc'`"
+                ),
+            )
+            .with_help(format!(
+                "build it in a stage on the matching `-devel` image and COPY the wheel into this one, or install a prebuilt wheel file of the project's release that matches the image's torch, CUDA and Python; `{}=TRUE` installs it without its CUDA kernels",
+                build.skip_env
+            ))
+            .with_note(format!(
+                "the setup.py fails before it tries its prebuilt-wheel download, which only a base without /usr/local/cuda reaches (torch finds no CUDA_HOME there); `{}` on PyPI is a source distribution only",
+                build.package
+            ))
+            .with_note(format!("source: {}; {cuda_home}", build.source))
         }
     }
 }
 
 /// The first thing in `stage` that compiles CUDA code, and how to say it.
-fn cuda_compile(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<(Span, String)> {
+fn cuda_compile<'k>(ctx: &'k DockerfileContext<'_>, stage: &Stage) -> Option<Compile<'k>> {
     let signals = &ctx.knowledge.resolution.cuda_compile;
+    let outcomes = &ctx.knowledge.resolution.cuda_switch_outcomes;
+    // The switch's outcome: an assignment that is the switch itself, made
+    // for an install the data says ignores it; else a switch refused by
+    // current releases wherever it is.
+    // A CMake definition that switches CUDA on (`CMAKE_ARGS=-DGGML_CUDA=on`)
+    // anywhere in the stage makes the build a CUDA one, whatever variable
+    // beside it is ignored.
+    let cmake_switch = |text: &str| {
+        signals.text.iter().any(|t| {
+            t.starts_with("-D") && text.to_ascii_lowercase().contains(&t.to_ascii_lowercase())
+        })
+    };
+    let cmake_asks_cuda = stage
+        .env
+        .iter()
+        .chain(
+            stage
+                .runs
+                .iter()
+                .flat_map(|r| &r.commands)
+                .flat_map(|c| &c.assignments),
+        )
+        .any(|(key, value)| key == CMAKE_ARGS && cmake_switch(value));
+    let outcome_of = |assignment: &str, found: &str, installs: &[(String, Option<Version>)]| {
+        outcomes
+            .iter()
+            .find(|o| {
+                !o.packages.is_empty()
+                    && !cmake_asks_cuda
+                    && o.matches(assignment)
+                    && installs
+                        .iter()
+                        .any(|(name, release)| o.applies_to(name, *release))
+            })
+            .map(|o| (o, true))
+            .or_else(|| {
+                outcomes
+                    .iter()
+                    .find(|o| o.packages.is_empty() && o.matches(found))
+                    .map(|o| (o, false))
+            })
+    };
+    let compile = |span: Span,
+                   asked: &str,
+                   what: String,
+                   outcome: Option<(&'k CudaSwitchOutcome, bool)>| Compile {
+        span,
+        what,
+        asked: asked.to_string(),
+        outcome: outcome.map(|(o, _)| o),
+        ignored: outcome.is_some_and(|(_, ignored)| ignored),
+    };
+    let stage_installs: Vec<_> = stage
+        .runs
+        .iter()
+        .flat_map(|r| &r.installs)
+        .flat_map(requirements)
+        .collect();
     let switch = |text: &str| {
         signals
             .text
@@ -86,9 +304,11 @@ fn cuda_compile(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<(Span, Str
         for pair in pairs {
             let assignment = format!("{}={}", pair.key, pair.value);
             if let Some(found) = switch(&assignment) {
-                return Some((
+                return Some(compile(
                     pair.span,
+                    &assignment,
                     format!("`ENV {assignment}` switches on a CUDA build (`{found}`)"),
+                    outcome_of(&assignment, found, &stage_installs),
                 ));
             }
             if signals.env.contains(&pair.key) && setting.is_none() {
@@ -101,13 +321,25 @@ fn cuda_compile(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<(Span, Str
     }
     for run in &stage.runs {
         for (index, command) in run.commands.iter().enumerate() {
+            // A shell branch the build does not take runs nothing.
+            if command.reach == Reach::Skipped {
+                continue;
+            }
             let installs_here = run.installs.iter().any(|i| i.command == index);
+            let names: Vec<_> = run
+                .installs
+                .iter()
+                .filter(|i| i.command == index)
+                .flat_map(requirements)
+                .collect();
             for (key, value) in &command.assignments {
                 let assignment = format!("{key}={value}");
                 if let Some(found) = switch(&assignment) {
-                    return Some((
+                    return Some(compile(
                         command.span,
+                        &assignment,
                         format!("`{assignment}` switches on a CUDA build (`{found}`)"),
+                        outcome_of(&assignment, found, &names),
                     ));
                 }
                 if signals.env.contains(key) && setting.is_none() {
@@ -121,7 +353,12 @@ fn cuda_compile(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<(Span, Str
             if let Some(program) = words.first() {
                 let name = program.text.rsplit('/').next().unwrap_or(&program.text);
                 if signals.commands.iter().any(|c| c == name) {
-                    return Some((command.span, format!("`{name}` compiles CUDA code")));
+                    return Some(compile(
+                        command.span,
+                        name,
+                        format!("`{name}` compiles CUDA code"),
+                        None,
+                    ));
                 }
             }
             // A package install's words name packages, not switches.
@@ -133,7 +370,12 @@ fn cuda_compile(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<(Span, Str
                 .iter()
                 .find_map(|w| switch(&w.text).map(|f| (w, f)))
             {
-                return Some((word.span, format!("`{found}` builds CUDA code")));
+                return Some(compile(
+                    word.span,
+                    &word.text,
+                    format!("`{found}` builds CUDA code"),
+                    outcome_of(&word.text, found, &[]),
+                ));
             }
         }
     }
@@ -150,7 +392,74 @@ fn cuda_compile(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<(Span, Str
         // VCS URL) is the CUDA build it sets up.
         Evidence::MayCompile,
     );
-    builds.then_some((span, format!("{what} and the stage builds native code")))
+    builds.then(|| {
+        compile(
+            span,
+            "",
+            format!("{what} and the stage builds native code"),
+            None,
+        )
+    })
+}
+
+/// The pip requirements of an install: names and exact releases.
+fn requirements(install: &PackageInstall) -> Vec<(String, Option<Version>)> {
+    if !install.manager.is_python() {
+        return Vec::new();
+    }
+    install
+        .packages
+        .iter()
+        .filter(|p| !p.is_location)
+        .filter_map(|p| PackageKnowledge::requirement_terms(&p.word.text))
+        .map(|(name, exact, _)| (name, exact))
+        .collect()
+}
+
+/// The first pip install in `stage` of a package that runs nvcc while pip
+/// prepares its metadata (`rules/source-builds.toml`), unless the stage
+/// skips its CUDA build: the span, the word as written and the data.
+fn source_build<'k>(
+    ctx: &'k DockerfileContext<'_>,
+    stage: &Stage,
+) -> Option<(Span, String, &'k SourceBuild)> {
+    let builds = &ctx.knowledge.resolution.source_builds;
+    let skipped = |build: &SourceBuild, assignments: &[(String, String)]| {
+        let is_true = |v: &str| v.trim_matches(['"', '\'']).eq_ignore_ascii_case("TRUE");
+        stage.env_value(&build.skip_env).is_some_and(is_true)
+            || assignments
+                .iter()
+                .any(|(k, v)| *k == build.skip_env && is_true(v))
+    };
+    for run in &stage.runs {
+        for install in run.installs.iter().filter(|i| i.manager.is_python()) {
+            let Some(command) = run.commands.get(install.command) else {
+                continue;
+            };
+            if command.reach == Reach::Skipped {
+                continue;
+            }
+            let assignments = command.assignments.as_slice();
+            if let Some(found) = source_build_in(builds, install) {
+                if !skipped(found.2, assignments) {
+                    return Some(found);
+                }
+            }
+        }
+    }
+    None
+}
+
+fn source_build_in<'k>(
+    builds: &'k [SourceBuild],
+    install: &PackageInstall,
+) -> Option<(Span, String, &'k SourceBuild)> {
+    install.packages.iter().find_map(|package| {
+        builds
+            .iter()
+            .find(|b| b.installed_by(&package.name, &package.word.text, package.is_location))
+            .map(|b| (package.word.span, package.word.text.clone(), b))
+    })
 }
 
 /// Whether the stage or a stage it is built on puts nvcc into the image: a
@@ -193,12 +502,15 @@ fn chain_installs_toolkit(ctx: &DockerfileContext<'_>, stage: &Stage) -> bool {
                 stage_instructions(ctx, s)
                     .iter()
                     .any(|instruction| match &instruction.command {
+                        // From a toolkit directory, or into one
+                        // (`COPY --from=installer /opt/cuda /usr/local/cuda`).
                         Command::Copy(copy) | Command::Add(copy) => {
                             copy.from.is_some()
-                                && copy
-                                    .sources
-                                    .iter()
-                                    .any(|src| dir.matching(&src.text).is_some())
+                                && (dir.matching(&copy.dest.text).is_some()
+                                    || copy
+                                        .sources
+                                        .iter()
+                                        .any(|src| dir.matching(&src.text).is_some()))
                         }
                         _ => false,
                     });

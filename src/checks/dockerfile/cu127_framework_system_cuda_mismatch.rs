@@ -3,11 +3,14 @@
 //! Runtime GPU) is installed on a base whose CUDA or cuDNN major is not the
 //! one that release was built for. The libraries are looked up by SONAME
 //! (`libcudart.so.12`, `libcudnn.so.8`), are not found, and the framework
-//! runs on the CPU without an error.
+//! runs on the CPU without an error. On a base with no CUDA at all
+//! (`python:3.11-slim`, `ubuntu:22.04`) a wheel whose name says it is a GPU
+//! build (`onnxruntime-gpu`, `paddlepaddle-gpu`, `cupy-cuda12x`) finds none
+//! of its libraries, unless the image brings CUDA itself.
 
 use crate::checks::dockerfile::cuda_facts::{as_of, stage_cuda, StageCuda};
 use crate::checks::dockerfile::stack::{
-    base_cudnn, chain_installs, distro_python_os, installs_cudnn,
+    base_cudnn, chain_brings_cuda_otherwise, chain_installs, distro_python_os, installs_cudnn,
 };
 use crate::checks::dockerfile::support::root_image;
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
@@ -16,7 +19,7 @@ use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::{PackageInstall, RequestedPackage};
 use crate::knowledge::images::parse_cuda_tag;
 use crate::knowledge::packages::{PackageKnowledge, SpecCuda};
-use crate::knowledge::resolution::{normalize, FrameworkBuild};
+use crate::knowledge::resolution::{normalize, FrameworkBuild, SystemFramework};
 use crate::prediction::Prediction;
 
 pub static META: RuleMeta = RuleMeta {
@@ -39,6 +42,7 @@ impl DockerfileRule for FrameworkSystemCudaMismatch {
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         for stage in &ctx.model.stages {
             let Some(base) = stage_cuda(ctx, stage) else {
+                judge_without_cuda(ctx, stage, out);
                 continue;
             };
             let installs = chain_installs(ctx, stage);
@@ -247,6 +251,147 @@ fn judge(
                 soname: missing,
             }),
     )
+}
+
+/// A stage on a base known to have no CUDA at all: each GPU-named
+/// framework it installs loads libraries that are not there, unless the
+/// chain installs CUDA (NVIDIA's wheels, torch, apt/conda CUDA packages).
+fn judge_without_cuda(ctx: &DockerfileContext<'_>, stage: &Stage, out: &mut Vec<Diagnostic>) {
+    let Some(policy) = ctx.knowledge.resolution.no_cuda_base.as_ref() else {
+        return;
+    };
+    let Some(image) = root_image(ctx, stage) else {
+        return;
+    };
+    let canonical = ctx.knowledge.images.canonicalize(image);
+    if !ctx.knowledge.cupti.base_without_cuda(&canonical.repository) {
+        return;
+    }
+    let installs = chain_installs(ctx, stage);
+    let brings_cuda = installs.iter().any(|install| {
+        brings_cuda_wheels(ctx, install)
+            || ((install.manager.is_system() || install.manager.is_conda())
+                && install.packages.iter().any(|p| {
+                    p.distribution().is_some_and(|name| {
+                        policy.brings_cuda(&name.to_ascii_lowercase(), install.manager.is_conda())
+                    })
+                }))
+    });
+    if brings_cuda || chain_brings_cuda_otherwise(ctx, stage) {
+        return;
+    }
+    let mut seen: Vec<String> = Vec::new();
+    for run in &stage.runs {
+        for install in run.installs.iter().filter(|i| i.manager.is_python()) {
+            for package in install.packages.iter().filter(|p| !p.is_location) {
+                let Some((name, exact, open)) =
+                    PackageKnowledge::requirement_terms(&package.word.text)
+                else {
+                    continue;
+                };
+                if !policy.judges(&name, exact.is_some()) || seen.contains(&name) {
+                    continue;
+                }
+                let resolution = &ctx.knowledge.resolution;
+                let pinned = resolution.framework_build(&name, exact, open, None);
+                let entry = match &pinned {
+                    Some(build) => build.entry,
+                    None if exact.is_none() => {
+                        match resolution
+                            .system_frameworks
+                            .iter()
+                            .find(|f| f.cuda_of(&normalize(&name)).is_some())
+                        {
+                            Some(entry) => entry,
+                            None => continue,
+                        }
+                    }
+                    None => continue,
+                };
+                let extras = PackageKnowledge::requirement_extras(&package.word.text);
+                if extras
+                    .iter()
+                    .any(|e| entry.own_cuda_extras.iter().any(|o| normalize(o) == *e))
+                {
+                    continue;
+                }
+                // Another index may hold another CUDA build of the release
+                // (ONNX Runtime's CUDA 12 feed): then which CUDA is not said.
+                let named = pinned.as_ref().filter(|build| {
+                    !(from_other_index(stage, install)
+                        && build.release.is_some()
+                        && build.label.is_none())
+                });
+                seen.push(name.clone());
+                out.push(without_cuda_diagnostic(
+                    package,
+                    &image.text,
+                    named,
+                    entry,
+                    &policy.source,
+                ));
+            }
+        }
+    }
+}
+
+fn without_cuda_diagnostic(
+    package: &RequestedPackage,
+    image: &str,
+    build: Option<&FrameworkBuild<'_>>,
+    entry: &SystemFramework,
+    policy_source: &str,
+) -> Diagnostic {
+    let library = entry.library();
+    // The name or the pinned release says which CUDA (`cupy-cuda12x`,
+    // `onnxruntime-gpu==1.18.1`); an open requirement's release depends
+    // on the Python, which such a base does not say.
+    let (loads, soname) = match build {
+        Some(build) => {
+            let major = build.cuda.major();
+            let soname = if major < 11 {
+                format!("{library}.so.{}.{}", major, build.cuda.minor())
+            } else {
+                format!("{library}.so.{major}")
+            };
+            (
+                format!("loads CUDA {} libraries (`{soname}`)", build.cuda),
+                Some(soname),
+            )
+        }
+        None => (
+            format!("loads the CUDA libraries of its build (`{library}.so.*`) from the system"),
+            None,
+        ),
+    };
+    let help = match entry.own_cuda_extras.first() {
+        Some(extra) => format!(
+            "install `{}[{extra}]`, whose extra brings NVIDIA's CUDA wheels (add the cuDNN extra where the release has one), or build on an `nvidia/cuda` runtime image of the CUDA the release was built for",
+            normalize(&package.name)
+        ),
+        None => "build on an `nvidia/cuda` runtime image (with cuDNN where the framework needs it) of the CUDA the release was built for, or install that CUDA's libraries in the image".to_string(),
+    };
+    let diagnostic = Diagnostic::at(
+        &META,
+        package.word.span,
+        format!(
+            "`{}` {loads}, but the base image `{image}` has no CUDA at all and the image installs none",
+            package.word.text
+        ),
+    )
+    .with_help(help)
+    .with_note(format!(
+        "the wheel brings no CUDA of its own: it opens the image's libraries by SONAME, and when they are missing {}",
+        entry.consequence()
+    ))
+    .with_note(format!("source: {}; {policy_source}", entry.source));
+    match soname {
+        Some(soname) => diagnostic.with_prediction(Prediction::SonameMissing {
+            package: normalize(&package.name),
+            soname,
+        }),
+        None => diagnostic,
+    }
 }
 
 /// The variant of the stage's `nvidia/cuda` base when it holds only some

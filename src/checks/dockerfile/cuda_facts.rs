@@ -4,6 +4,7 @@
 //! the installer's index rule resolves them (pip's best match, uv's first
 //! index) and through packages that pin torch (vLLM).
 
+use crate::checks::dockerfile::installer_python;
 use crate::checks::dockerfile::requirement_files::{self, FileOrigin};
 use crate::checks::dockerfile::support::{base_facts, root_image};
 use crate::checks::DockerfileContext;
@@ -173,7 +174,7 @@ pub fn stage_pins(ctx: &DockerfileContext<'_>, stage: &Stage) -> Vec<StagePin> {
 
 /// A pin, the word that carries it, and how pip resolved it (if the
 /// words alone do not say).
-type FoundPin<'i> = (&'i Word, CudaPin, Option<String>);
+pub(crate) type FoundPin<'i> = (&'i Word, CudaPin, Option<String>);
 
 /// Options that replace PyPI (`--index-url`) rather than add to it.
 const PRIMARY_INDEX_OPTIONS: &[&str] = &["-i", "--index-url", "--default-index"];
@@ -624,7 +625,6 @@ fn unpinned_torch_pin<'i>(
     if !nightly_only || rule.env_index(stage, assignments) {
         return None;
     }
-    let os = python_os?;
     let mut carrier: Option<&Word> = None;
     for package in &install.packages {
         if package.is_location {
@@ -657,6 +657,15 @@ fn unpinned_torch_pin<'i>(
     if torch_installed_before(ctx, stage, run) {
         return None;
     }
+    let Some(os) = python_os else {
+        // pip of a Python the Dockerfile does not name: judged over every
+        // Python its installer may give, from PyPI only.
+        let possible = installer_python::possible_pythons(ctx, stage)?;
+        if !install.index_urls.is_empty() {
+            return None;
+        }
+        return installer_python::torch_pin(ctx, &possible, carrier, &rule.installer.manager);
+    };
     let (newest, python) = resolution.newest_release(os, "torch")?;
     // A range with an upper bound: the newest release it admits, up to the
     // newest for the image's Python.

@@ -39,6 +39,7 @@ pub mod cu135_ngc_framework_image_eol;
 pub mod cuda_facts;
 pub mod cuda_stages;
 pub mod cupti_use;
+pub mod installer_python;
 pub mod package_cache;
 pub mod requirement_files;
 pub mod runtime_env;

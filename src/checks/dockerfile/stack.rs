@@ -2,8 +2,9 @@
 //! mixed CUDA stacks (CU109, CU113, CU127, CU128): the chain of stages it
 //! is built on, every package install along it, and the cuDNN of its base.
 
-use crate::checks::dockerfile::support::{base_facts, root_image};
+use crate::checks::dockerfile::support::{base_facts, root_image, stage_instructions};
 use crate::checks::DockerfileContext;
+use crate::dockerfile::ast::Command;
 use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::PackageInstall;
 use crate::knowledge::images::{glob_matches, parse_cuda_tag};
@@ -96,8 +97,32 @@ pub fn distro_python_os(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<St
 }
 
 /// `python3.11`, `python3.10`: an interpreter of a named minor.
-fn is_versioned_python(program: &str) -> bool {
+pub fn is_versioned_python(program: &str) -> bool {
     program
         .strip_prefix("python3.")
         .is_some_and(|minor| !minor.is_empty() && minor.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether the chain puts CUDA into the image by other means than a
+/// package install: a `COPY --from`/`ADD --from` of a path naming CUDA or
+/// NVIDIA (`/usr/local/cuda-12.6/`, `…/nvidia/cublas/lib`), or a loader path
+/// (`LD_LIBRARY_PATH`) that names one (libraries mounted or copied in).
+pub fn chain_brings_cuda_otherwise(ctx: &DockerfileContext<'_>, stage: &Stage) -> bool {
+    let names_cuda = |text: &str| {
+        let lower = text.to_ascii_lowercase();
+        lower.contains("cuda") || lower.contains("nvidia")
+    };
+    if stage.env_value("LD_LIBRARY_PATH").is_some_and(names_cuda) {
+        return true;
+    }
+    chain(ctx, stage).into_iter().any(|s| {
+        stage_instructions(ctx, s)
+            .iter()
+            .any(|instruction| match &instruction.command {
+                Command::Copy(copy) | Command::Add(copy) => {
+                    copy.from.is_some() && copy.sources.iter().any(|src| names_cuda(&src.text))
+                }
+                _ => false,
+            })
+    })
 }
