@@ -5,8 +5,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use super::Report;
-use crate::checks::RuleMeta;
 use crate::diagnostic::{Diagnostic, Location, Severity};
+use crate::rule_meta::RuleMeta;
 use crate::source::{LineCol, SourceFile};
 
 /// What formats that name a check per entry (GitLab's `check_name`,

@@ -1,22 +1,34 @@
-//! `cudalint image REF…`: reads each image (progress on a TTY), lints it with the image rules, and
-//! hands the findings and summaries to the CLI, which renders them in any output format. An image
-//! that cannot be read is a failed input (exit 2); the others are still reported.
+//! `cudalint image REF…`: reads each image (progress on a TTY), lints it with the image rules
+//! (`crate::image_lint`), and prints one report of them all in any output format. An image that
+//! cannot be read is a failed input (exit 2); the others are still reported.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
 use clap::Args;
 
-use super::cache::LayerCache;
-use super::confirm;
-use super::lint::{load_and_lint, platform_of, ImageLinted};
-use super::source::LoadOptions;
+use super::{exit_for, print_report, resolve, CommonArgs, Findings, ReportArgs, EXIT_ERROR};
 use crate::diagnostic::Diagnostic;
-use crate::engine::Engine;
+use crate::engine::{self, Engine};
+use crate::image::cache::LayerCache;
+use crate::image::confirm;
+use crate::image::source::LoadOptions;
+use crate::image_lint::{load_and_lint, platform_of, ImageLinted};
 use crate::render::FailedInput;
 use crate::source::SourceFile;
+
+#[derive(Debug, Args)]
+pub(super) struct ImageCommandArgs {
+    #[command(flatten)]
+    image: ImageArgs,
+    #[command(flatten)]
+    report: ReportArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
 
 #[derive(Debug, Args)]
 pub struct ImageArgs {
@@ -38,6 +50,41 @@ pub struct ImageArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+}
+
+/// `cudalint image`: lints the images and prints one report of them all.
+pub(super) fn run(args: ImageCommandArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let resolved = resolve(&args.common, args.report.failure_threshold)?;
+    let run = lint_images(&args.image, &resolved.engine)?;
+    let mut diagnostics: Vec<Diagnostic> = run
+        .linted
+        .iter()
+        .flat_map(|linted| linted.diagnostics.iter().cloned())
+        .collect();
+    engine::sort_diagnostics(&mut diagnostics);
+    let summaries: Vec<_> = run
+        .linted
+        .iter()
+        .map(|linted| linted.summary.clone())
+        .collect();
+    let inputs: Vec<String> = summaries
+        .iter()
+        .map(|summary| summary.reference.clone())
+        .collect();
+    let sources: Vec<SourceFile> = run.dockerfile.into_iter().collect();
+    let findings = Findings {
+        diagnostics: &diagnostics,
+        sources: &sources,
+        inputs: &inputs,
+        failed_inputs: &run.failed,
+        images: &summaries,
+    };
+    print_report(&args.report, &resolved.engine, &findings, out)?;
+    Ok(if !run.failed.is_empty() {
+        ExitCode::from(EXIT_ERROR)
+    } else {
+        exit_for(&diagnostics, resolved.threshold)
+    })
 }
 
 /// What reading and linting the images gave.
