@@ -24,6 +24,7 @@ use crate::rule_meta::{Category, FixAvailability, RuleMeta};
 use crate::source::SourceFile;
 
 mod image;
+mod image_list;
 
 /// Exit status when findings reach the failure threshold.
 const EXIT_FINDINGS: u8 = 1;

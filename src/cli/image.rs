@@ -3,13 +3,14 @@
 //! cannot be read is a failed input (exit 2); the others are still reported.
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use clap::Args;
 
+use super::image_list::{self, Shard, JOB_COMPLETION_INDEX};
 use super::{exit_for, print_report, resolve, CommonArgs, Findings, ReportArgs, EXIT_ERROR};
 use crate::diagnostic::Diagnostic;
 use crate::engine::{self, Engine};
@@ -34,8 +35,21 @@ pub(super) struct ImageCommandArgs {
 pub struct ImageArgs {
     /// Images: docker-archive:PATH[:TAG], oci-archive:PATH[:TAG], oci:DIR[:TAG], rootfs:DIR,
     /// docker-daemon:NAME, a path (tar or directory), or an image name or ID in the Docker engine.
-    #[arg(value_name = "REF", required = true)]
+    /// Several are scanned into one report; one that cannot be read is reported and the others go on.
+    #[arg(value_name = "REF", required_unless_present = "from_file")]
     pub refs: Vec<String>,
+    /// Also scan the references listed in FILE, one a line (`#` comments, blank lines skipped;
+    /// `-` reads standard input). Each image is scanned once however often it is named.
+    #[arg(long, value_name = "FILE")]
+    pub from_file: Option<PathBuf>,
+    /// Scan only shard I of N (numbered from 0) of the images: a reference belongs to shard
+    /// sha256(reference) mod N, so N processes given the same list scan each image exactly once.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
+    /// As --shard, with I taken from $JOB_COMPLETION_INDEX (set in each pod of a Kubernetes
+    /// Indexed Job of N completions).
+    #[arg(long, value_name = "N", conflicts_with = "shard", value_parser = clap::value_parser!(u64).range(1..))]
+    pub shard_count: Option<u64>,
     /// Image config JSON for a rootfs: source (env, labels, history).
     #[arg(long, value_name = "FILE")]
     pub image_config: Option<PathBuf>,
@@ -161,11 +175,11 @@ pub fn lint_images(args: &ImageArgs, engine: &Engine) -> anyhow::Result<ImageRun
         failed: Vec::new(),
         dockerfile,
     };
-    for reference in &args.refs {
+    for reference in &references(args)? {
         if show_progress {
-            let bar = PROGRESS
-                .get_or_init(|| indicatif::ProgressBar::new_spinner().with_message("layers read"));
+            let bar = PROGRESS.get_or_init(indicatif::ProgressBar::new_spinner);
             bar.reset();
+            bar.set_message(format!("{reference}: layers read"));
         }
         let before = cache.as_ref().map(|cache| cache.stats());
         let outcome = load_and_lint(reference, &options, engine, run.dockerfile.as_ref()).map(
@@ -200,6 +214,43 @@ pub fn lint_images(args: &ImageArgs, engine: &Engine) -> anyhow::Result<ImageRun
         eprintln!("note: the layer cache was not fully written: {error}");
     }
     Ok(run)
+}
+
+/// The images this run scans: the REFs, then those `--from-file` lists, each once; of them, with
+/// `--shard` or `--shard-count`, this process's shard (see [`image_list`]).
+fn references(args: &ImageArgs) -> anyhow::Result<Vec<String>> {
+    let mut named = args.refs.clone();
+    if let Some(path) = &args.from_file {
+        named.extend(image_list::read_list(path)?);
+    }
+    let all = image_list::dedup(named);
+    if all.is_empty() {
+        let file = args.from_file.as_deref().unwrap_or(Path::new("-"));
+        bail!(
+            "no image to scan: --from-file {} lists no reference",
+            file.display()
+        );
+    }
+    let shard = match (args.shard, args.shard_count) {
+        (Some(shard), _) => shard,
+        (None, Some(count)) => {
+            let index = std::env::var(JOB_COMPLETION_INDEX).ok();
+            Shard::from_job_index(index.as_deref(), count)?
+        }
+        (None, None) => return Ok(all),
+    };
+    let total = all.len();
+    let mine: Vec<String> = all
+        .into_iter()
+        .filter(|reference| shard.takes(reference))
+        .collect();
+    if !args.quiet {
+        eprintln!(
+            "cudalint: shard {shard}: {} of the {total} images",
+            mine.len()
+        );
+    }
+    Ok(mine)
 }
 
 /// Adds to `linted` the predicting Dockerfile findings the image confirms or clears, each with its

@@ -88,18 +88,23 @@ impl Tally {
     pub fn of(diagnostics: &[Diagnostic]) -> Tally {
         let mut tally = Tally::default();
         for diag in diagnostics {
-            tally.total += 1;
-            match diag.severity {
-                Severity::Error => tally.error += 1,
-                Severity::Warning => tally.warning += 1,
-                Severity::Info => tally.info += 1,
-                Severity::Style => tally.style += 1,
-            }
-            if diag.fix.is_some() {
-                tally.fixable += 1;
-            }
+            tally.count(diag);
         }
         tally
+    }
+
+    /// Counts one more finding.
+    pub fn count(&mut self, diag: &Diagnostic) {
+        self.total += 1;
+        match diag.severity {
+            Severity::Error => self.error += 1,
+            Severity::Warning => self.warning += 1,
+            Severity::Info => self.info += 1,
+            Severity::Style => self.style += 1,
+        }
+        if diag.fix.is_some() {
+            self.fixable += 1;
+        }
     }
 
     /// `3 findings: 1 error, 2 warnings (1 fixable)` or `no findings`.
