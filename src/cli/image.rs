@@ -61,7 +61,7 @@ pub struct ImageArgs {
     /// CUDALINT_CACHE_MAX_BYTES, default 2G).
     #[arg(long)]
     pub no_cache: bool,
-    /// No progress bar.
+    /// No progress bar, nor the line that says how many images a shard takes.
     #[arg(long)]
     pub quiet: bool,
 }
