@@ -1,5 +1,5 @@
-//! CU136 export-dies-with-run: a RUN whose `export NAME=value` is the last
-//! thing its shell does. Each RUN is its own shell, so the variable is gone
+//! CU136 export-dies-with-run: a RUN that does nothing but `export
+//! NAME=value`. Each RUN is its own shell, so the variable is gone
 //! when the RUN ends: a later `pip install` or `make` builds without the
 //! `FORCE_CUDA`, `TORCH_CUDA_ARCH_LIST` or `CUDA_HOME` the line meant to set.
 //! Where the RUN is nothing but exports, the (unsafe) fix writes them as an
@@ -62,29 +62,22 @@ impl DockerfileRule for ExportDiesWithRun {
 }
 
 fn check_run(ctx: &DockerfileContext<'_>, run: &RunStep, out: &mut Vec<Diagnostic>) {
-    // Only exports from the last command that is not one: anything after an
-    // export may read the variable (a program reads its environment).
-    let trailing = run
-        .commands
-        .iter()
-        .rev()
-        .take_while(|c| exported(c).is_some())
-        .count();
-    if trailing == 0 {
+    // Only a RUN that is nothing but exports: anything after an export may
+    // read the variable (a program reads its environment), and an export
+    // after other work is often a reset (`… && export DEBIAN_FRONTEND=dialog`).
+    if run.commands.is_empty() || !run.commands.iter().all(|c| exported(c).is_some()) {
         return;
     }
-    let first_trailing = run.commands.len() - trailing;
     let dead: Vec<(&ShellCommand, Vec<&Word>)> = run
         .commands
         .iter()
-        .skip(first_trailing)
         .filter(|c| c.reach == Reach::Runs)
         .filter_map(|c| Some((c, exported(c)?)))
         .collect();
     let Some(instruction) = ctx.dockerfile.instructions.get(run.instruction) else {
         return;
     };
-    let fix = (first_trailing == 0 && dead.len() == trailing)
+    let fix = (dead.len() == run.commands.len())
         .then(|| to_env(ctx, instruction, &dead))
         .flatten();
     for (command, pairs) in &dead {
@@ -101,9 +94,7 @@ fn check_run(ctx: &DockerfileContext<'_>, run: &RunStep, out: &mut Vec<Diagnosti
             &META,
             command.span,
             format!(
-                "{subject} {verb} exported at the end of this RUN, with nothing after {} in the same shell to read {}: the shell ends with the RUN, so later instructions run without {}",
-                if names.len() == 1 { "the export" } else { "the exports" },
-                if names.len() == 1 { "it" } else { "them" },
+                "{subject} {verb} exported by a RUN that does nothing else: the shell ends with the RUN, so later instructions run without {}",
                 if names.len() == 1 { "it" } else { "them" }
             ),
         )
