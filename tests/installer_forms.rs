@@ -7,6 +7,8 @@
 //! `pip install` form, and each scenario must make at least one of them fire,
 //! so that the table cannot pass by saying nothing. Cache findings (CU104)
 //! are left out: the cache options and directories are the installer's own.
+//! A second, smaller table does the same for conda's installers (conda,
+//! mamba, micromamba) where the rules read conda.
 
 #[path = "support/fixture.rs"]
 mod fixture;
@@ -142,6 +144,46 @@ fn every_installer_form_reads_like_pip() {
             if found != expected {
                 problems.push(format!(
                     "{}: `{form}` finds {found:?}, `{REFERENCE}` finds {expected:?}",
+                    scenario.name
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
+
+/// The conda-family forms, against `conda install`.
+const CONDA_FORMS: &[&str] = &[
+    "mamba install",
+    "micromamba install",
+    "/opt/conda/bin/conda install",
+    "/opt/conda/bin/mamba install",
+    "conda install -n base",
+    "micromamba install -n base",
+];
+
+/// Scenarios with a `{CONDA}` slot for `conda install` and its kin.
+const CONDA_SCENARIOS: &[Scenario] = &[Scenario {
+    name: "pytorch-cuda 12.1 from the nvidia channel on a CUDA 11.8 stage (CU120)",
+    dockerfile: "FROM nvidia/cuda:11.8.0-cudnn8-runtime-ubuntu22.04\n\
+RUN {CONDA} -y -c pytorch -c nvidia pytorch=2.3.1 pytorch-cuda=12.1\n",
+    python_dependent: false,
+}];
+
+#[test]
+fn every_conda_form_reads_like_conda() {
+    let mut problems = Vec::new();
+    for scenario in CONDA_SCENARIOS {
+        let expected = findings(&scenario.dockerfile.replace("{CONDA}", "conda install"));
+        if expected.is_empty() {
+            problems.push(format!("{}: `conda install` finds nothing", scenario.name));
+            continue;
+        }
+        for form in CONDA_FORMS {
+            let found = findings(&scenario.dockerfile.replace("{CONDA}", form));
+            if found != expected {
+                problems.push(format!(
+                    "{}: `{form}` finds {found:?}, `conda install` finds {expected:?}",
                     scenario.name
                 ));
             }

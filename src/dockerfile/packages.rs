@@ -747,6 +747,32 @@ mod tests {
     }
 
     #[test]
+    fn pip_subcommands_in_every_form() {
+        let split = |script: &str| {
+            split_script(&MappedText::contiguous(script, 0), &VarScope::new())
+                .into_iter()
+                .next()
+                .unwrap()
+                .words
+        };
+        for script in [
+            "pip3.10 wheel . -w dist",
+            "python3 -u -m pip --no-cache-dir wheel . -w dist",
+            "conda run -n app pip wheel . -w dist",
+            "/venv/bin/pip wheel . -w dist",
+            ".venv/bin/python -m pip wheel . -w dist",
+            "sudo -H pip3 wheel . -w dist",
+        ] {
+            let words = split(script);
+            let (sub, rest) = pip_subcommand(&words).unwrap();
+            let rest: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
+            assert_eq!((sub, rest), ("wheel", vec![".", "-w", "dist"]), "{script}");
+        }
+        assert!(pip_subcommand(&split("apt-get install -y x")).is_none());
+        assert!(pip_subcommand(&split("python3 setup.py install")).is_none());
+    }
+
+    #[test]
     fn non_installs_are_ignored() {
         assert!(installs("apt-get update && pip list && pip download x && apk update").is_empty());
     }
