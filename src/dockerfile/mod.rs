@@ -17,6 +17,7 @@ pub mod packages;
 pub mod parser;
 pub mod platform;
 pub mod requirements_file;
+mod script_vars;
 pub mod shell;
 mod shlex;
 pub mod stages;

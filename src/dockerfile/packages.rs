@@ -305,8 +305,17 @@ fn runs_pip(program: &str) -> bool {
         })
 }
 
-fn recognise(index: usize, command: &ShellCommand) -> Option<PackageInstall> {
-    let words = &command.words;
+/// A package manager's command line: which manager, its options that take
+/// a value, and where its own words start (after `python -m`, `uv pip`,
+/// `conda run -n env`, `sudo`/`env` wrappers).
+struct Invocation {
+    manager: PackageManager,
+    value_options: &'static [&'static str],
+    rest: usize,
+}
+
+/// Read which package manager `words` run, in any of the forms that run it.
+fn invocation(words: &[Word]) -> Option<Invocation> {
     let mut start = command_start(words);
     // `conda run -n env pip install …` and `micromamba run -n env …`.
     loop {
@@ -317,6 +326,9 @@ fn recognise(index: usize, command: &ShellCommand) -> Option<PackageInstall> {
             break;
         }
         start = skip_options(words, start + 2, CONDA_VALUE_OPTIONS, &mut Vec::new());
+        // `conda run … sudo pip …` is not a form anyone writes; wrappers
+        // such as `env X=1` after `run` are.
+        start += command_start(words.get(start..)?);
     }
     let program = basename(&words.get(start)?.text);
     let (manager, value_options, rest) = if is_pip(program) || runs_pip(program) {
@@ -357,6 +369,33 @@ fn recognise(index: usize, command: &ShellCommand) -> Option<PackageInstall> {
             _ => return None,
         }
     };
+    Some(Invocation {
+        manager,
+        value_options,
+        rest,
+    })
+}
+
+/// The subcommand of a pip or `uv pip` command in any form (`pip3`, `python3
+/// -m pip`, `/venv/bin/pip`, `conda run -n env pip`, `uv pip` …) and the
+/// words after it: `("wheel", [".", "-w", "dist"])` for `python -m pip
+/// --no-cache-dir wheel . -w dist`.
+pub fn pip_subcommand(words: &[Word]) -> Option<(&str, &[Word])> {
+    let found = invocation(words)?;
+    if !matches!(found.manager, PackageManager::Pip | PackageManager::Uv) {
+        return None;
+    }
+    let sub_at = skip_options(words, found.rest, found.value_options, &mut Vec::new());
+    Some((words.get(sub_at)?.text.as_str(), words.get(sub_at + 1..)?))
+}
+
+fn recognise(index: usize, command: &ShellCommand) -> Option<PackageInstall> {
+    let words = &command.words;
+    let Invocation {
+        manager,
+        value_options,
+        rest,
+    } = invocation(words)?;
 
     let mut options = Vec::new();
     let sub_at = skip_options(words, rest, value_options, &mut options);
@@ -705,6 +744,32 @@ mod tests {
             names,
             vec![Some("flashinfer_python"), None, None, Some("torch")]
         );
+    }
+
+    #[test]
+    fn pip_subcommands_in_every_form() {
+        let split = |script: &str| {
+            split_script(&MappedText::contiguous(script, 0), &VarScope::new())
+                .into_iter()
+                .next()
+                .unwrap()
+                .words
+        };
+        for script in [
+            "pip3.10 wheel . -w dist",
+            "python3 -u -m pip --no-cache-dir wheel . -w dist",
+            "conda run -n app pip wheel . -w dist",
+            "/venv/bin/pip wheel . -w dist",
+            ".venv/bin/python -m pip wheel . -w dist",
+            "sudo -H pip3 wheel . -w dist",
+        ] {
+            let words = split(script);
+            let (sub, rest) = pip_subcommand(&words).unwrap();
+            let rest: Vec<&str> = rest.iter().map(|w| w.text.as_str()).collect();
+            assert_eq!((sub, rest), ("wheel", vec![".", "-w", "dist"]), "{script}");
+        }
+        assert!(pip_subcommand(&split("apt-get install -y x")).is_none());
+        assert!(pip_subcommand(&split("python3 setup.py install")).is_none());
     }
 
     #[test]

@@ -6,12 +6,15 @@
 //! are understood; `$(…)` and backticks stay inside their word; `$VAR`
 //! is replaced where the Dockerfile gives it a known value (so a rule sees
 //! `torch==2.5.1`, not `torch==${TORCH_VERSION}`), and kept as written
-//! otherwise. `sh -c '…'` strings are split too, to a bounded depth.
+//! otherwise; the script's own assignments count too, from the command
+//! after them on ([`script_vars`](super::script_vars)). `sh -c '…'` strings
+//! are split too, to a bounded depth.
 //! Every word keeps the file span it came from.
 
 use crate::dockerfile::ast::{Heredoc, Instruction, MappedText, RunCommand, ShellOrExec, Word};
-use crate::dockerfile::expand::{expand_dollar_at, Vars};
+use crate::dockerfile::expand::{expand_dollar_at, Layered, Vars};
 use crate::dockerfile::model::{Reach, ShellCommand};
+use crate::dockerfile::script_vars::{ScriptVars, ScriptWord, DECLARING_BUILTINS};
 use crate::source::Span;
 use crate::wildcard::{self, Wild};
 
@@ -56,6 +59,7 @@ pub fn split_script_with_heredocs(
         commands: Vec::new(),
         heredocs: Vec::new(),
         budget: EXPANSION_BUDGET.saturating_add(script.text.len()),
+        script_vars: ScriptVars::default(),
     };
     splitter.split(script, 0, Reach::Runs);
     (splitter.commands, splitter.heredocs)
@@ -75,6 +79,7 @@ pub fn split_run(
                 commands: Vec::new(),
                 heredocs: Vec::new(),
                 budget: EXPANSION_BUDGET,
+                script_vars: ScriptVars::default(),
             };
             let parts: Vec<Part> = words
                 .iter()
@@ -82,6 +87,7 @@ pub fn split_run(
                     // The string's text starts after the JSON opening quote.
                     mapped: MappedText::contiguous(w.text.clone(), w.span.start + 1),
                     word: w.clone(),
+                    resolved: true,
                 })
                 .collect();
             splitter.emit(parts, Vec::new(), 0, Reach::Runs);
@@ -226,6 +232,9 @@ struct WordBuf {
     name_only: bool,
     /// Byte offset of the `=` of a `NAME=value` assignment.
     assign_eq: Option<usize>,
+    /// Some part was kept as written: a command substitution, a variable
+    /// without a known value.
+    unresolved: bool,
 }
 
 impl WordBuf {
@@ -279,6 +288,8 @@ impl WordBuf {
 struct Part {
     word: Word,
     mapped: MappedText,
+    /// Nothing in it was kept unexpanded.
+    resolved: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -294,6 +305,10 @@ enum Redirect {
 struct CommandBuf {
     words: Vec<Part>,
     assignments: Vec<(String, String)>,
+    /// Per assignment: its value has nothing left unexpanded.
+    assignments_resolved: Vec<bool>,
+    /// The words of a `for` header, after `for`.
+    for_header: Option<Vec<(String, bool)>>,
     heredocs: Vec<String>,
     /// Inside a `for …`/`case …` header, up to the next separator.
     skipping: bool,
@@ -430,6 +445,8 @@ struct Splitter<'a> {
     commands: Vec<ShellCommand>,
     heredocs: Vec<HeredocUse>,
     budget: usize,
+    /// What the script has assigned so far, shadowing `vars`.
+    script_vars: ScriptVars,
 }
 
 /// Per-script state of the character loop.
@@ -445,6 +462,9 @@ struct Cursor<'s> {
     branches: Vec<Branch>,
     /// The reach of the command whose `sh -c` string this script is.
     base: Reach,
+    /// The command in progress follows `||`: it runs only if the one
+    /// before failed.
+    after_or: bool,
 }
 
 impl Cursor<'_> {
@@ -526,6 +546,7 @@ impl Splitter<'_> {
             pending_bodies: Vec::new(),
             branches: Vec::new(),
             base,
+            after_or: false,
         };
         while let Some(c) = cur.peek_at(0) {
             let start = cur.pos;
@@ -554,7 +575,9 @@ impl Splitter<'_> {
                 ';' | '&' | '|' | '(' | ')' => {
                     self.end_command(&mut cur, depth);
                     cur.pos += 1;
-                    if let Some(next) = cur.peek_at(0) {
+                    let next = cur.peek_at(0);
+                    cur.after_or = (c, next) == ('|', Some('|'));
+                    if let Some(next) = next {
                         let doubled = matches!(
                             (c, next),
                             ('&', '&') | ('|', '|') | (';', ';') | ('|', '&') | (';', '&')
@@ -593,6 +616,7 @@ impl Splitter<'_> {
                 '`' => {
                     let end = backtick_end(cur.text(), start);
                     cur.push_raw(start, end, false);
+                    cur.word.unresolved = true;
                     cur.pos = end;
                 }
                 '$' => self.dollar(&mut cur, false),
@@ -637,6 +661,7 @@ impl Splitter<'_> {
                 '`' => {
                     let end = backtick_end(cur.text(), at);
                     cur.push_raw(at, end, true);
+                    cur.word.unresolved = true;
                     cur.pos = end;
                 }
                 _ => {
@@ -654,6 +679,7 @@ impl Splitter<'_> {
             Some('(') => {
                 let end = paren_end(cur.text(), start + 2);
                 cur.push_raw(start, end, quoted);
+                cur.word.unresolved = true;
                 cur.pos = end;
             }
             Some('\'') if !quoted => {
@@ -663,16 +689,27 @@ impl Splitter<'_> {
                 cur.pos = end;
             }
             Some(c) if c == '{' || c.is_alphanumeric() || c == '_' || "@*#?-$!".contains(c) => {
-                let expansion = expand_dollar_at(cur.text(), start, self.vars, '\\');
+                let scope = Layered(&self.script_vars, self.vars);
+                let expansion = expand_dollar_at(cur.text(), start, &scope, '\\');
                 let end = expansion.end.max(start + 1);
                 let value = expansion.value.filter(|v| v.len() <= self.budget);
                 match value {
                     Some(value) => {
                         self.budget -= value.len();
                         let span = Span::new(cur.file(start), cur.file(end.saturating_sub(1)) + 1);
+                        // A loop variable's list: one word per item, quoted or not.
+                        let reference = cur.text().get(start + 1..end).unwrap_or_default();
+                        let name = reference
+                            .strip_prefix('{')
+                            .and_then(|r| r.strip_suffix('}'))
+                            .unwrap_or(reference);
+                        let quoted = quoted && !self.script_vars.is_list(name);
                         self.push_value(cur, &value, span, quoted);
                     }
-                    None => cur.push_raw(start, end, quoted),
+                    None => {
+                        cur.push_raw(start, end, quoted);
+                        cur.word.unresolved = true;
+                    }
                 }
                 cur.pos = end;
             }
@@ -683,14 +720,20 @@ impl Splitter<'_> {
         }
     }
 
-    /// Insert an expanded value; unquoted values are split into fields.
+    /// Insert an expanded value; unquoted values are split into fields,
+    /// except in the value of an assignment (`A=$B` keeps B whole).
     fn push_value(&mut self, cur: &mut Cursor<'_>, value: &str, span: Span, quoted: bool) {
         cur.word.touch(span);
         if quoted {
             cur.word.quoted = true;
         }
+        let in_assignment = cur.word.assign_eq.is_some()
+            && cur.command.words.first().map_or(true, |program| {
+                DECLARING_BUILTINS.contains(&program.word.text.as_str())
+            });
+        let split = !quoted && !in_assignment;
         for c in value.chars() {
-            if !quoted && c.is_whitespace() {
+            if split && c.is_whitespace() {
                 self.finish_word(cur);
             } else {
                 cur.word.push(c, span.start, true);
@@ -714,6 +757,9 @@ impl Splitter<'_> {
             return;
         }
         if cur.command.skipping {
+            if let Some(header) = &mut cur.command.for_header {
+                header.push((word.text, !word.unresolved));
+            }
             return;
         }
         if cur.command.words.is_empty() && !word.quoted {
@@ -724,6 +770,9 @@ impl Splitter<'_> {
             if HEADER_KEYWORDS.contains(&word.text.as_str()) {
                 cur.keyword(&word.text);
                 cur.command.skipping = true;
+                if word.text == "for" {
+                    cur.command.for_header = Some(Vec::new());
+                }
                 return;
             }
         }
@@ -732,6 +781,7 @@ impl Splitter<'_> {
                 let name = word.text.get(..eq).unwrap_or("").to_string();
                 let value = word.text.get(eq + 1..).unwrap_or("").to_string();
                 cur.command.assignments.push((name, value));
+                cur.command.assignments_resolved.push(!word.unresolved);
                 return;
             }
         }
@@ -745,6 +795,7 @@ impl Splitter<'_> {
                 span,
             },
             mapped,
+            resolved: !word.unresolved,
         });
     }
 
@@ -752,15 +803,24 @@ impl Splitter<'_> {
     fn end_command(&mut self, cur: &mut Cursor<'_>, depth: usize) {
         self.finish_word(cur);
         cur.redirect = None;
-        let command = std::mem::take(&mut cur.command);
+        let mut command = std::mem::take(&mut cur.command);
         let words: Vec<String> = command.words.iter().map(|p| p.word.text.clone()).collect();
-        for delimiter in command.heredocs {
+        for delimiter in std::mem::take(&mut command.heredocs) {
             self.heredocs.push(HeredocUse {
                 delimiter,
                 command_words: words.clone(),
             });
         }
         let reach = cur.reach();
+        let assigns = if cur.after_or {
+            Reach::Unknown.within(reach)
+        } else {
+            reach
+        };
+        self.record_assignments(&command, assigns);
+        if !command.words.is_empty() || !command.assignments.is_empty() {
+            cur.after_or = false;
+        }
         if !words.is_empty() {
             if let Some(branch) = cur.branches.last_mut().filter(|b| b.in_condition) {
                 let texts: Vec<&str> = words.iter().map(String::as_str).collect();
@@ -769,6 +829,42 @@ impl Splitter<'_> {
             }
         }
         self.emit(command.words, command.assignments, depth, reach);
+    }
+
+    /// What a finished command assigns, for the commands after it.
+    fn record_assignments(&mut self, command: &CommandBuf, reach: Reach) {
+        if let Some(header) = &command.for_header {
+            let words: Vec<ScriptWord<'_>> = header
+                .iter()
+                .map(|(text, resolved)| ScriptWord {
+                    text,
+                    resolved: *resolved,
+                })
+                .collect();
+            self.script_vars.for_header(&words, reach);
+            return;
+        }
+        let words: Vec<ScriptWord<'_>> = command
+            .words
+            .iter()
+            .map(|part| ScriptWord {
+                text: &part.word.text,
+                resolved: part.resolved,
+            })
+            .collect();
+        let assignments: Vec<(String, ScriptWord<'_>)> = command
+            .assignments
+            .iter()
+            .zip(&command.assignments_resolved)
+            .map(|((name, value), resolved)| {
+                let word = ScriptWord {
+                    text: value,
+                    resolved: *resolved,
+                };
+                (name.clone(), word)
+            })
+            .collect();
+        self.script_vars.command(&words, &assignments, reach);
     }
 
     /// Record a command and split its `sh -c` script, if it has one.
@@ -795,7 +891,10 @@ impl Splitter<'_> {
         if let Some(nested) = nested {
             if depth < MAX_NESTING {
                 let outer_heredocs = std::mem::take(&mut self.heredocs);
+                // The child shell's assignments end with it.
+                let outer_vars = self.script_vars.clone();
                 self.split(&nested, depth + 1, reach);
+                self.script_vars = outer_vars;
                 // Here-documents inside `-c` strings have their bodies in
                 // the string, not in the Dockerfile.
                 self.heredocs = outer_heredocs;
@@ -1073,7 +1172,76 @@ mod tests {
         );
         assert_eq!(
             split("for p in a b; do pip install $p; done"),
-            vec![vec!["pip", "install", "$p"]]
+            vec![vec!["pip", "install", "a", "b"]]
+        );
+    }
+
+    #[test]
+    fn the_scripts_own_assignments_are_read_in_order() {
+        // docker-stacks' `buildDeps`, a command in a variable, `export`,
+        // `${VAR}`, a loop quoted or not, and values kept whole.
+        assert_eq!(
+            split("buildDeps='torch torchvision' && pip install $buildDeps"),
+            vec![vec!["pip", "install", "torch", "torchvision"]]
+        );
+        assert_eq!(
+            split(
+                "PIP_INSTALL=\"python -m pip install\"; export V=2.1; $PIP_INSTALL \"torch==${V}\""
+            ),
+            vec![
+                vec!["export", "V=2.1"],
+                vec!["python", "-m", "pip", "install", "torch==2.1"]
+            ]
+        );
+        assert_eq!(
+            split("for p in a 'b c'; do pip install \"$p\"; done"),
+            vec![vec!["pip", "install", "a", "b", "c"]]
+        );
+        assert_eq!(
+            split("A='x y' && B=$A && echo $B"),
+            vec![vec!["echo", "x", "y"]]
+        );
+        // Set after its use, or only for one command: not yet, not after.
+        assert_eq!(
+            split("echo $A; A=1; X=2 true; echo $A $X"),
+            vec![vec!["echo", "$A"], vec!["true"], vec!["echo", "1", "$X"]]
+        );
+        // A child shell's assignments end with it.
+        assert_eq!(
+            split("sh -c 'A=1'; echo $A"),
+            vec![vec!["sh", "-c", "A=1"], vec!["echo", "$A"]]
+        );
+    }
+
+    #[test]
+    fn undecidable_assignments_leave_the_variable_unknown() {
+        let mut vars = VarScope::new();
+        vars.set("ARCH", Some("x86_64".to_string()));
+        let texts = |script: &str| -> Vec<Vec<String>> { split_with(script, &vars) };
+        // A branch not known, a command substitution, after `||`, `read`.
+        assert_eq!(
+            texts("if [ -n \"$GPU\" ]; then P=torch; fi; pip install $P"),
+            vec![
+                vec!["[".to_string(), "-n".into(), "$GPU".into(), "]".into()],
+                vec!["pip".into(), "install".into(), "$P".into()]
+            ]
+        );
+        assert_eq!(
+            texts("P=$(cat f) && pip install $P"),
+            vec![vec!["pip", "install", "$P"]]
+        );
+        assert_eq!(
+            texts("true || P=torch; pip install $P")[1],
+            vec!["pip", "install", "$P"]
+        );
+        assert_eq!(
+            texts("read P < f; pip install $P")[1],
+            vec!["pip", "install", "$P"]
+        );
+        // A branch decided from known values, and one not taken.
+        assert_eq!(
+            texts("if [ \"$ARCH\" = x86_64 ]; then P=a; else P=b; fi; pip install $P")[1],
+            vec!["pip", "install", "a"]
         );
     }
 

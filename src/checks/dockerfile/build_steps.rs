@@ -290,53 +290,46 @@ fn build_target(words: &[Word]) -> Option<(String, bool, bool)> {
     let program = basename(texts.first()?);
     let args = texts.get(1..).unwrap_or_default();
     let is_python = program.starts_with("python");
-    // `python -m pip …` reads as `pip …`.
-    let (tool, rest): (&str, &[&str]) = match (is_python, args) {
-        (true, ["-m", module, rest @ ..]) => (module, rest),
-        _ => (program, args),
+    let tool = match (is_python, args) {
+        (true, ["-m", module, ..]) => module,
+        _ => program,
     };
-    match tool {
-        "pip" | "pip3" | "uv" => {
-            let rest = if tool == "uv" {
-                rest.strip_prefix(&["pip"]).unwrap_or(rest)
-            } else {
-                rest
-            };
-            let (sub, words) = rest.split_first()?;
-            if !matches!(*sub, "install" | "wheel") {
-                return None;
-            }
-            // Operands only: the value of `-r FILE`, `-c FILE`, `-i URL` … is not built.
-            let mut operands: Vec<&str> = Vec::new();
-            let mut skip = false;
-            for word in words.iter().copied() {
-                if std::mem::take(&mut skip) {
-                    continue;
-                }
-                if crate::dockerfile::packages::PIP_VALUE_OPTIONS.contains(&word) {
-                    skip = true;
-                } else if word == "-e" || word == "--editable" {
-                    continue;
-                } else if !word.starts_with('-') || word.starts_with("-e") {
-                    operands.push(word);
-                }
-            }
-            operands
-                .iter()
-                .filter(|w| !w.starts_with('-') || w.starts_with("-e"))
-                .map(|w| w.trim_start_matches("-e"))
-                .find(|w| is_source_location(w))
-                .map(|w| (w.to_string(), true, false))
-                .or_else(|| {
-                    // `--no-binary :all: flash-attn`, `FLASH_ATTENTION_FORCE_BUILD=TRUE pip install flash-attn`
-                    operands
-                        .iter()
-                        .find(|w| {
-                            !w.starts_with('-') && !w.starts_with(':') && !w.ends_with(".whl")
-                        })
-                        .map(|w| (w.to_string(), false, false))
-                })
+    // pip and `uv pip` in every form the package reader knows.
+    if let Some((sub, words)) = crate::dockerfile::packages::pip_subcommand(words) {
+        if !matches!(sub, "install" | "wheel") {
+            return None;
         }
+        let words: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
+        // Operands only: the value of `-r FILE`, `-c FILE`, `-i URL` … is not built.
+        let mut operands: Vec<&str> = Vec::new();
+        let mut skip = false;
+        for word in words.iter().copied() {
+            if std::mem::take(&mut skip) {
+                continue;
+            }
+            if crate::dockerfile::packages::PIP_VALUE_OPTIONS.contains(&word) {
+                skip = true;
+            } else if word == "-e" || word == "--editable" {
+                continue;
+            } else if !word.starts_with('-') || word.starts_with("-e") {
+                operands.push(word);
+            }
+        }
+        return operands
+            .iter()
+            .filter(|w| !w.starts_with('-') || w.starts_with("-e"))
+            .map(|w| w.trim_start_matches("-e"))
+            .find(|w| is_source_location(w))
+            .map(|w| (w.to_string(), true, false))
+            .or_else(|| {
+                // `--no-binary :all: flash-attn`, `FLASH_ATTENTION_FORCE_BUILD=TRUE pip install flash-attn`
+                operands
+                    .iter()
+                    .find(|w| !w.starts_with('-') && !w.starts_with(':') && !w.ends_with(".whl"))
+                    .map(|w| (w.to_string(), false, false))
+            });
+    }
+    match tool {
         "build" if is_python => Some((".".into(), true, false)),
         _ if program.starts_with("python")
             && args.first().is_some_and(|a| a.ends_with("setup.py")) =>

@@ -4,11 +4,17 @@
 //! the highest version, the build for the newest CUDA in the repository,
 //! which may be of another CUDA major than the image; where the image holds
 //! the package (`apt-mark hold`), `-y` without
-//! `--allow-change-held-packages` fails the build instead.
+//! `--allow-change-held-packages` fails the build instead. On a base
+//! cudalint does not know, `--allow-change-held-packages` itself says the
+//! image holds the package at the build for its CUDA, as NVIDIA's images do:
+//! the install replaces it with the newest CUDA's build, unless the stage is
+//! known to be of that CUDA.
 
-use crate::checks::dockerfile::support::base_facts;
+use crate::checks::dockerfile::cuda_facts::stage_cuda;
+use crate::checks::dockerfile::support::{base_facts, root_image};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::{PackageInstall, PackageManager, RequestedPackage};
 use crate::knowledge::images::BaseImageFacts;
 use crate::knowledge::resolution::CudaBuilds;
@@ -37,15 +43,12 @@ impl DockerfileRule for CudaBuildPackageUnpinned {
 
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         for stage in &ctx.model.stages {
-            let Some(facts) = base_facts(ctx, stage) else {
-                continue;
-            };
-            let (Some(cuda), Some(os)) = (facts.cuda, facts.os.clone()) else {
-                continue;
-            };
-            if facts.family != "nvidia/cuda" {
-                continue;
-            }
+            let facts = base_facts(ctx, stage);
+            // An `nvidia/cuda` tag: its CUDA, OS and held packages are known.
+            let nvidia = facts
+                .as_ref()
+                .filter(|facts| facts.family == "nvidia/cuda")
+                .and_then(|facts| Some((facts, facts.cuda?, facts.os.clone()?)));
             for run in &stage.runs {
                 for install in run
                     .installs
@@ -57,9 +60,14 @@ impl DockerfileRule for CudaBuildPackageUnpinned {
                         else {
                             continue;
                         };
-                        if let Some(d) = judge(install, package, builds, &facts, cuda, &os) {
-                            out.push(d);
-                        }
+                        let finding = match &nvidia {
+                            Some((facts, cuda, os)) => {
+                                judge(install, package, builds, facts, *cuda, os)
+                            }
+                            // Another base, known or not.
+                            None => judge_held_elsewhere(ctx, stage, install, package, builds),
+                        };
+                        out.extend(finding);
                     }
                 }
             }
@@ -151,4 +159,97 @@ fn judge(
         });
     }
     Some(diagnostic)
+}
+
+/// `--allow-change-held-packages libnccl2` without a version on a base that
+/// is not a known `nvidia/cuda` tag (one built on it, or one cudalint does
+/// not know): the option is there because the image
+/// holds the package (NVIDIA's CUDA images hold NCCL at the build for their
+/// CUDA, and images built on them inherit the hold), and it lets apt replace
+/// it with the highest version, the build for the newest CUDA. Quiet where
+/// the stage's CUDA is known to be of that major, or where the package's
+/// newest build is not of the newest CUDA (cuDNN 8: the base could be of its
+/// CUDA).
+fn judge_held_elsewhere(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    install: &PackageInstall,
+    package: &RequestedPackage,
+    builds: &CudaBuilds,
+) -> Option<Diagnostic> {
+    if package.constraint.is_some() || !install.has_option(ALLOW_HELD) {
+        return None;
+    }
+    let facts = base_facts(ctx, stage);
+    let os = facts.as_ref().and_then(|facts| facts.os.clone());
+    let newest = match &os {
+        Some(os) => builds.newest_for(os)?,
+        None => builds.newest.iter().map(|(_, cuda)| *cuda).max()?,
+    };
+    let newest_cuda = ctx
+        .knowledge
+        .toolkits
+        .releases
+        .iter()
+        .map(|release| release.version.major())
+        .max()?;
+    let cuda = stage_cuda(ctx, stage).map(|known| known.version);
+    match cuda {
+        Some(cuda) if cuda.major() == newest.major() => return None,
+        None if newest.major() != newest_cuda => return None,
+        _ => {}
+    }
+    let base = root_image(ctx, stage).map_or(stage.base_text.as_str(), |image| image.text.as_str());
+    let repository = match &os {
+        Some(os) => format!("NVIDIA's {os} repository"),
+        None => newest_by_os(builds),
+    };
+    let on = match cuda {
+        Some(cuda) => format!(" on a CUDA {cuda} stage"),
+        None => String::new(),
+    };
+    Diagnostic::at(
+        &META,
+        package.word.span,
+        format!(
+            "`{}` without a version, with `{ALLOW_HELD}`, on `{base}`: the option is there because the image holds the package at the build for its CUDA, and it lets apt replace it with the highest version, the CUDA {} build in {repository}{on}",
+            package.name,
+            newest.major()
+        ),
+    )
+    .with_help(format!(
+        "leave the held build alone, or pin the build for the base's CUDA: `{}=<version>+cuda<X.Y>` (an image built on `nvidia/cuda` names its own in `NV_LIBNCCL_PACKAGE` / `NV_CUDNN_PACKAGE`)",
+        package.name
+    ))
+    .with_note("NVIDIA's CUDA images install NCCL at the build for their CUDA and `apt-mark hold` it; images built on them keep the hold")
+    .with_note(format!("source: {}", builds.source))
+    .with_prediction(Prediction::AptCudaBuild {
+        package: package.name.clone(),
+        cuda_major: newest.major(),
+    })
+    .into()
+}
+
+/// "NVIDIA's repositories (CUDA 13 for ubuntu22.04, ubuntu24.04 …; CUDA 12
+/// for ubuntu20.04)", from the data.
+fn newest_by_os(builds: &CudaBuilds) -> String {
+    let mut majors: Vec<u32> = builds.newest.iter().map(|(_, cuda)| cuda.major()).collect();
+    majors.sort_unstable_by(|a, b| b.cmp(a));
+    majors.dedup();
+    let per_major: Vec<String> = majors
+        .iter()
+        .map(|major| {
+            let oses: Vec<&str> = builds
+                .newest
+                .iter()
+                .filter(|(_, cuda)| cuda.major() == *major)
+                .map(|(os, _)| os.as_str())
+                .collect();
+            format!("CUDA {major} for {}", oses.join(", "))
+        })
+        .collect();
+    format!(
+        "NVIDIA's repository for the image's OS ({})",
+        per_major.join("; ")
+    )
 }
