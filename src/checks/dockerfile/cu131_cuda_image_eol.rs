@@ -1,15 +1,25 @@
 //! CU131 cuda-image-eol: the base image's CUDA release is end-of-life (no
 //! more rebuilds or security fixes, tags deleted after six months) or its
 //! tags were already deleted (the pull fails).
+//!
+//! The advice must not break the build: when it moves to a new CUDA major,
+//! it also names what the file pins that the new major cannot take (an
+//! architecture list with architectures it dropped, a PyTorch index of the
+//! old major), and the newest release of the file's own major with its
+//! status, so the user can choose.
 
+use crate::checks::dockerfile::build_steps::program_words;
 use crate::checks::dockerfile::cuda_stages::pulled_images;
+use crate::checks::dockerfile::support::{root_image, stage_instructions};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::arch_lists;
 use crate::dockerfile::model::ImageRef;
 use crate::knowledge::clock::{today, Date};
 use crate::knowledge::images::{
     parse_cuda_tag, CudaTag, EolBasis, EolInfo, ImageKnowledge, ReleaseStatus,
 };
+use crate::knowledge::toolkits::ArchSupport;
 use crate::knowledge::Version;
 use crate::source::Span;
 
@@ -60,8 +70,22 @@ fn report(ctx: &DockerfileContext<'_>, image: &ImageRef, span: Span, out: &mut V
     };
     let state = DeletionState::of(&eol, today());
     let replacement = replacement(images, &eol, &tag);
+    let mut help = replacement.help;
+    if let Some(to) = replacement.to.filter(|v| v.major() != tag.version.major()) {
+        let pinned = pinned_for_old_major(ctx, image, to);
+        if !pinned.is_empty() {
+            help = format!(
+                "{help}, and change with it what CUDA {} cannot take: {}",
+                to.major(),
+                pinned.join("; ")
+            );
+            if let Some(stay) = newest_of_major(images, &tag) {
+                help = format!("{help}; or {stay}");
+            }
+        }
+    }
     let mut diagnostic = Diagnostic::at(&META, span, message(image, &eol, state))
-        .with_help(replacement.help)
+        .with_help(help)
         .with_source(eol.source.clone());
     if let Some(note) = replacement.note {
         diagnostic = diagnostic.with_note(note);
@@ -133,6 +157,126 @@ fn message(image: &ImageRef, eol: &EolInfo, state: DeletionState) -> String {
 struct Replacement {
     help: String,
     note: Option<String>,
+    /// The release advised, when one is.
+    to: Option<Version>,
+}
+
+/// What the stages built on `image` pin that CUDA `to` cannot take: an
+/// architecture list naming architectures `to` dropped, a PyTorch wheel
+/// index of another CUDA major.
+fn pinned_for_old_major(ctx: &DockerfileContext<'_>, image: &ImageRef, to: Version) -> Vec<String> {
+    let toolkits = &ctx.knowledge.toolkits;
+    let mut out: Vec<String> = Vec::new();
+    let stages = ctx
+        .model
+        .stages
+        .iter()
+        .filter(|stage| root_image(ctx, stage).is_some_and(|root| root.text == image.text));
+    for stage in stages {
+        for list in arch_lists::stage_lists(stage_instructions(ctx, stage), stage) {
+            if !list.is_known() {
+                continue;
+            }
+            let mut dropped: Vec<String> = Vec::new();
+            let mut removed_in = None;
+            for entry in &list.entries {
+                let Some(arch) = toolkits.parse_arch(&entry.text) else {
+                    continue;
+                };
+                if let ArchSupport::Dropped(info) = toolkits.arch_ref_support(to, &arch) {
+                    dropped.push(format!("`{}`", entry.text));
+                    removed_in = removed_in.or(info.removed);
+                }
+            }
+            if dropped.is_empty() {
+                continue;
+            }
+            let since = removed_in.map_or_else(String::new, |v| format!(", dropped in CUDA {v}"));
+            let text = format!(
+                "{} names {} (no CUDA {} build for them{since})",
+                list.setting,
+                dropped.join(", "),
+                to.major()
+            );
+            if !out.contains(&text) {
+                out.push(text);
+            }
+        }
+        for step in &stage.runs {
+            for command in &step.commands {
+                for word in program_words(command) {
+                    let Some(index) = torch_index(&word.text) else {
+                        continue;
+                    };
+                    let text = match index_major(index) {
+                        Some(major) if major == to.major() => continue,
+                        Some(major) => format!(
+                            "the PyTorch index `{index}` serves CUDA {major} wheels (use a CUDA {} index, `cu{}0` or newer)",
+                            to.major(),
+                            to.major()
+                        ),
+                        None => format!(
+                            "the PyTorch index `{index}` is built from a variable: it must name an index PyTorch publishes for CUDA {}",
+                            to.major()
+                        ),
+                    };
+                    if !out.contains(&text) {
+                        out.push(text);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The `cuXYZ` segment of a PyTorch wheel index URL in `word`.
+fn torch_index(word: &str) -> Option<&str> {
+    let (_, rest) = word.split_once("download.pytorch.org/whl/")?;
+    let rest = rest
+        .strip_prefix("nightly/")
+        .or_else(|| rest.strip_prefix("test/"))
+        .unwrap_or(rest);
+    let segment = rest.split(['/', ' ', '"', '\'']).next()?;
+    segment.starts_with("cu").then_some(segment)
+}
+
+/// The CUDA major of `cu121` (12), `cu118` (11), `cu130` (13); `None` when
+/// not written out (`cu${CUDA}`).
+fn index_major(index: &str) -> Option<u32> {
+    let digits = index.strip_prefix("cu")?;
+    if digits.len() < 3 || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    digits.get(..digits.len() - 1)?.parse().ok()
+}
+
+/// The newest release of `tag`'s own major that publishes its variant and
+/// OS, with its status: the choice when the file cannot move to a new major.
+fn newest_of_major(images: &ImageKnowledge, tag: &CudaTag) -> Option<String> {
+    let (middle, os) = (tag.middle()?, tag.os.as_deref()?);
+    let release = images
+        .releases
+        .iter()
+        .filter(|r| r.version.major() == tag.version.major() && r.version >= tag.version)
+        .find(|r| r.publishes(&middle, os) == Some(true))?;
+    let v = release.version;
+    let status = match images.eol(v) {
+        None => "supported".to_string(),
+        Some(eol) => match eol.since {
+            Some(since) => format!("itself end-of-life since {since}"),
+            None => "itself end-of-life".to_string(),
+        },
+    };
+    let same = if v == tag.version {
+        " (the file's own release)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "stay on CUDA {}: `nvidia/cuda:{v}-{middle}-{os}` is its newest release with this variant and OS{same}, {status}",
+        tag.version.major()
+    ))
 }
 
 /// The supported release to move to: the superseding point release when it
@@ -157,12 +301,14 @@ fn replacement(images: &ImageKnowledge, eol: &EolInfo, tag: &CudaTag) -> Replace
         return Replacement {
             help: "move to a supported CUDA image release".into(),
             note: None,
+            to: None,
         };
     };
     let (Some(middle), Some(os)) = (tag.middle(), tag.os.as_deref()) else {
         return Replacement {
             help: format!("move to a supported CUDA image release: {first}"),
             note: None,
+            to: Some(first),
         };
     };
     let keeps = |v: Version| {
@@ -179,6 +325,7 @@ fn replacement(images: &ImageKnowledge, eol: &EolInfo, tag: &CudaTag) -> Replace
         return Replacement {
             help: format!("move to `nvidia/cuda:{v}-{middle}-{os}`, a supported release"),
             note: new_major(v),
+            to: Some(v),
         };
     }
     // Same OS and variant, another flavour (`cudnn8-runtime` → `cudnn-runtime`).
@@ -198,6 +345,7 @@ fn replacement(images: &ImageKnowledge, eol: &EolInfo, tag: &CudaTag) -> Replace
                 Some(major) => format!("{change}; {major}"),
                 None => change,
             }),
+            to: Some(v),
         };
     }
     // Nothing listed keeps both; say what changes.
@@ -223,5 +371,6 @@ fn replacement(images: &ImageKnowledge, eol: &EolInfo, tag: &CudaTag) -> Replace
     Replacement {
         help: format!("move to a supported CUDA image release: {first}"),
         note: Some(format!("{change}{major}")),
+        to: Some(first),
     }
 }

@@ -36,6 +36,7 @@ pub mod cu132_cuda_arch_unsupported;
 pub mod cu133_gpu_arch_detected_at_build;
 pub mod cu134_arch_list_misses_target_gpu;
 pub mod cu135_ngc_framework_image_eol;
+pub mod cu137_cuda_repo_key_retired;
 pub mod cuda_facts;
 pub mod cuda_stages;
 pub mod cupti_use;
@@ -84,4 +85,5 @@ pub static RULES: &[&dyn DockerfileRule] = &[
     &cu133_gpu_arch_detected_at_build::GpuArchDetectedAtBuild,
     &cu134_arch_list_misses_target_gpu::ArchListMissesTargetGpu,
     &cu135_ngc_framework_image_eol::NgcFrameworkImageEol,
+    &cu137_cuda_repo_key_retired::CudaRepoKeyRetired,
 ];
