@@ -34,6 +34,7 @@ pub struct BuildFacts {
     pub debug_env: Vec<DebugSetting>,
     pub container_start: ContainerStart,
     pub cuda_repo_key: CudaRepoKey,
+    pub hand_built_cuda: HandBuiltCuda,
     pub visible_devices: VisibleDevices,
     pub driver_capabilities: DriverCapabilities,
     pub capability_uses: Vec<CapabilityUse>,
@@ -159,6 +160,15 @@ impl Companion {
         });
         named != inverted
     }
+}
+
+/// Plain OS bases on which a CUDA installed by hand states no requirement (CU123).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandBuiltCuda {
+    /// Docker Hub repositories of plain OS and language images.
+    pub os_repositories: Vec<String>,
+    pub source: String,
 }
 
 /// NVIDIA's CUDA repository signing keys, the retired one and its replacement (CU137).
