@@ -177,23 +177,24 @@ fn pinned_for_old_major(ctx: &DockerfileContext<'_>, image: &ImageRef, to: Versi
             if !list.is_known() {
                 continue;
             }
-            let mut dropped: Vec<String> = Vec::new();
-            let mut removed_in = None;
-            for entry in &list.entries {
-                let Some(arch) = toolkits.parse_arch(&entry.text) else {
-                    continue;
-                };
-                if let ArchSupport::Dropped(info) = toolkits.arch_ref_support(to, &arch) {
-                    dropped.push(format!("`{}`", entry.text));
-                    removed_in = removed_in.or(info.removed);
-                }
-            }
+            let dropped: Vec<String> = list
+                .entries
+                .iter()
+                .filter(|entry| {
+                    toolkits.parse_arch(&entry.text).is_some_and(|arch| {
+                        matches!(
+                            toolkits.arch_ref_support(to, &arch),
+                            ArchSupport::Dropped(_)
+                        )
+                    })
+                })
+                .map(|entry| format!("`{}`", entry.text))
+                .collect();
             if dropped.is_empty() {
                 continue;
             }
-            let since = removed_in.map_or_else(String::new, |v| format!(", dropped in CUDA {v}"));
             let text = format!(
-                "{} names {} (no CUDA {} build for them{since})",
+                "{} names {}, which CUDA {} cannot build",
                 list.setting,
                 dropped.join(", "),
                 to.major()
@@ -211,7 +212,7 @@ fn pinned_for_old_major(ctx: &DockerfileContext<'_>, image: &ImageRef, to: Versi
                     let text = match index_major(index) {
                         Some(major) if major == to.major() => continue,
                         Some(major) => format!(
-                            "the PyTorch index `{index}` serves CUDA {major} wheels (use a CUDA {} index, `cu{}0` or newer)",
+                            "the PyTorch index `{index}` serves CUDA {major} wheels (use a CUDA {} index, `cu{}0` or newer, and a torch release published there)",
                             to.major(),
                             to.major()
                         ),
