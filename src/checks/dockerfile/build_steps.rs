@@ -497,34 +497,6 @@ pub fn workdir_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) 
         .last()
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn projects_are_named_by_path_or_url_components() {
-        assert!(names_project(
-            "git+https://github.com/Dao-AILab/flash-attention.git@v2.7.4",
-            "flash-attention"
-        ));
-        assert!(names_project("/workspace/xformers", "xformers"));
-        assert!(!names_project(
-            "/workspace/my-xformers-fork-notes",
-            "xformers"
-        ));
-        assert!(!names_project(".", "apex"));
-    }
-
-    #[test]
-    fn wheels_are_not_source_builds() {
-        assert!(!is_source_location(
-            "./flash_attn-2.7.4-cp310-linux_x86_64.whl"
-        ));
-        assert!(is_source_location("git+https://github.com/NVIDIA/apex"));
-        assert!(is_source_location("."));
-    }
-}
-
 /// `NAME=VALUE` `setting` holds in `pairs`.
 pub fn holds(pairs: &[(String, String)], setting: &str) -> bool {
     setting.split_once('=').is_some_and(|(key, value)| {
@@ -567,4 +539,32 @@ pub fn settings_for(
         pairs.extend(command.assignments.iter().cloned());
     }
     pairs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn projects_are_named_by_path_or_url_components() {
+        assert!(names_project(
+            "git+https://github.com/Dao-AILab/flash-attention.git@v2.7.4",
+            "flash-attention"
+        ));
+        assert!(names_project("/workspace/xformers", "xformers"));
+        assert!(!names_project(
+            "/workspace/my-xformers-fork-notes",
+            "xformers"
+        ));
+        assert!(!names_project(".", "apex"));
+    }
+
+    #[test]
+    fn wheels_are_not_source_builds() {
+        assert!(!is_source_location(
+            "./flash_attn-2.7.4-cp310-linux_x86_64.whl"
+        ));
+        assert!(is_source_location("git+https://github.com/NVIDIA/apex"));
+        assert!(is_source_location("."));
+    }
 }

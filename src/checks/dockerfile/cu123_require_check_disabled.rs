@@ -110,7 +110,7 @@ impl DockerfileRule for RequireCheckDisabled {
 
         if let Some(setting) = runtime_env::last_env(&settings, &runtime.require_cuda_var) {
             let image_cuda = runtime_env::last_env(&settings, &runtime.legacy_version_var)
-                .and_then(|s| value_of(s))
+                .and_then(&value_of)
                 .and_then(|v| Version::parse(v.trim()))
                 .or_else(|| {
                     base_facts(ctx, target)
@@ -213,7 +213,7 @@ fn unchecked_hand_built_cuda(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> O
     let plain = &BuildFacts::embedded().hand_built_cuda;
     let root = chain.last().and_then(|stage| root_image(ctx, stage))?;
     let on_plain_os = root.registry.as_deref().map_or(true, |r| r == "docker.io")
-        && plain.os_repositories.iter().any(|r| *r == root.repository);
+        && plain.os_repositories.contains(&root.repository);
     if !on_plain_os {
         return None;
     }

@@ -72,7 +72,8 @@ fn report(ctx: &DockerfileContext<'_>, image: &ImageRef, span: Span, out: &mut V
     let replacement = replacement(images, &eol, &tag);
     let mut help = replacement.help;
     if let Some(to) = replacement.to.filter(|v| v.major() != tag.version.major()) {
-        let pinned = pinned_for_old_major(ctx, image, to);
+        let compiles = tag.middle().is_some_and(|m| m.contains("devel"));
+        let pinned = pinned_for_old_major(ctx, image, to, compiles);
         if !pinned.is_empty() {
             help = format!(
                 "{help}, and change with it what CUDA {} cannot take: {}",
@@ -163,8 +164,14 @@ struct Replacement {
 
 /// What the stages built on `image` pin that CUDA `to` cannot take: an
 /// architecture list naming architectures `to` dropped, a PyTorch wheel
-/// index of another CUDA major.
-fn pinned_for_old_major(ctx: &DockerfileContext<'_>, image: &ImageRef, to: Version) -> Vec<String> {
+/// index of another CUDA major, and (on a devel image, which builds against
+/// torch) a PyPI torch pin of another CUDA major.
+fn pinned_for_old_major(
+    ctx: &DockerfileContext<'_>,
+    image: &ImageRef,
+    to: Version,
+    compiles: bool,
+) -> Vec<String> {
     let toolkits = &ctx.knowledge.toolkits;
     let mut out: Vec<String> = Vec::new();
     let stages = ctx
@@ -204,6 +211,16 @@ fn pinned_for_old_major(ctx: &DockerfileContext<'_>, image: &ImageRef, to: Versi
             }
         }
         for step in &stage.runs {
+            let torch_pins = if compiles {
+                pypi_torch_of_old_major(ctx, step, to)
+            } else {
+                Vec::new()
+            };
+            for text in torch_pins {
+                if !out.contains(&text) {
+                    out.push(text);
+                }
+            }
             for command in &step.commands {
                 for word in program_words(command) {
                     let Some(index) = torch_index(&word.text) else {
@@ -226,6 +243,50 @@ fn pinned_for_old_major(ctx: &DockerfileContext<'_>, image: &ImageRef, to: Versi
                     }
                 }
             }
+        }
+    }
+    out
+}
+
+/// `torch==X.Y.Z` pins installed from PyPI (no PyTorch index on the
+/// command) whose PyPI wheel is a build of another CUDA major than `to`.
+fn pypi_torch_of_old_major(
+    ctx: &DockerfileContext<'_>,
+    step: &crate::dockerfile::model::RunStep,
+    to: Version,
+) -> Vec<String> {
+    let packages = &ctx.knowledge.packages;
+    let mut out = Vec::new();
+    for install in step.installs.iter().filter(|i| i.manager.is_python()) {
+        if install
+            .index_urls
+            .iter()
+            .any(|url| torch_index(url).is_some())
+        {
+            continue;
+        }
+        for package in install.packages.iter().filter(|p| p.name == "torch") {
+            let Some(pinned) = package
+                .constraint
+                .as_deref()
+                .and_then(|c| c.strip_prefix("=="))
+                .and_then(|v| Version::parse(v.trim()))
+            else {
+                continue;
+            };
+            let Some(default) = packages.pypi_default("torch", pinned) else {
+                continue;
+            };
+            if default.cuda.major() == to.major() {
+                continue;
+            }
+            out.push(format!(
+                "`torch=={}` from PyPI is a CUDA {} build, which a CUDA {} toolkit will not build extensions against (pin a torch release whose PyPI wheel is a CUDA {} build)",
+                pinned,
+                default.cuda.major(),
+                to.major(),
+                to.major()
+            ));
         }
     }
     out

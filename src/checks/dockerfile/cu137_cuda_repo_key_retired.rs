@@ -73,7 +73,7 @@ fn is_retired_key_url(text: &str, key: &CudaRepoKey) -> bool {
 
 fn is_retired_key_id(text: &str, key: &CudaRepoKey) -> bool {
     let id = text.trim_start_matches("0x").to_ascii_uppercase();
-    key.retired_key_ids.iter().any(|k| *k == id)
+    key.retired_key_ids.contains(&id)
 }
 
 /// Whether `step`'s commands put a fetched key into apt's trust: `apt-key
