@@ -32,6 +32,9 @@ pub struct BuildFacts {
     pub compiles: Compiles,
     pub runfile: Runfile,
     pub debug_env: Vec<DebugSetting>,
+    pub container_start: ContainerStart,
+    pub cuda_repo_key: CudaRepoKey,
+    pub hand_built_cuda: HandBuiltCuda,
     pub visible_devices: VisibleDevices,
     pub driver_capabilities: DriverCapabilities,
     pub capability_uses: Vec<CapabilityUse>,
@@ -98,6 +101,9 @@ pub struct DependencyInstalls {
 #[serde(deny_unknown_fields)]
 pub struct Compiles {
     pub projects: Vec<String>,
+    /// Of `projects`, those that compile CUDA only with a `torch_extensions.force_env` setting.
+    pub cuda_when_forced: Vec<String>,
+    pub cuda_when_forced_source: String,
     pub compile_env: Vec<String>,
     pub stage_compile_env: Vec<String>,
     pub force_env: Vec<String>,
@@ -123,8 +129,85 @@ pub struct Runfile {
 pub struct DebugSetting {
     pub name: String,
     pub on: Vec<String>,
+    /// Another variable the switch costs something only with.
+    #[serde(default)]
+    pub needs: Option<Companion>,
     pub cost: String,
     pub source: String,
+}
+
+/// A companion setting: a comma-separated list variable (`NCCL_DEBUG_SUBSYS=INIT,CALL`, or
+/// `^INIT` for all but the listed) that must turn on one of `any_of`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Companion {
+    pub name: String,
+    pub any_of: Vec<String>,
+}
+
+impl Companion {
+    /// Whether the list `value` turns on one of `any_of`.
+    pub fn holds(&self, value: &str) -> bool {
+        let value = value.trim();
+        let (inverted, list) = match value.strip_prefix('^') {
+            Some(rest) => (true, rest),
+            None => (false, value),
+        };
+        let named = list.split(',').map(str::trim).any(|item| {
+            self.any_of
+                .iter()
+                .any(|wanted| wanted.eq_ignore_ascii_case(item))
+        });
+        named != inverted
+    }
+}
+
+/// Plain OS bases on which a CUDA installed by hand states no requirement (CU123).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HandBuiltCuda {
+    /// Docker Hub repositories of plain OS and language images.
+    pub os_repositories: Vec<String>,
+    pub source: String,
+}
+
+/// NVIDIA's CUDA repository signing keys, the retired one and its replacement (CU137).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CudaRepoKey {
+    pub retired_key_file: String,
+    pub retired_key_ids: Vec<String>,
+    pub new_key_file: String,
+    pub new_key_id: String,
+    pub keyring_package: String,
+    pub keyring_deb: String,
+    /// The CUDA repository's URL path (`/compute/cuda/repos/`).
+    pub repo_path: String,
+    pub repo_url: String,
+    pub rotated: String,
+    /// `registry/repository` globs of base images that carry the repository themselves.
+    pub repository_bases: Vec<String>,
+    pub source: String,
+}
+
+/// What the NVIDIA Container Toolkit does to the loader at container start (CU125).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ContainerStart {
+    pub ldcache_rebuilt: String,
+    pub ldcache_source: String,
+    /// Repository globs of Jetson (L4T) base images.
+    pub jetson_repositories: Vec<String>,
+    pub jetson_source: String,
+}
+
+impl ContainerStart {
+    /// Whether `repository` is a Jetson (L4T) base image.
+    pub fn is_jetson(&self, repository: &str) -> bool {
+        self.jetson_repositories
+            .iter()
+            .any(|pattern| glob(pattern, repository))
+    }
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -247,14 +330,23 @@ impl BuildFacts {
             .find(|h| h.names.iter().any(|p| glob(p, &package)))
     }
 
-    /// The debugging switch `name` when `value` turns it on.
-    pub fn debug_setting(&self, name: &str, value: &str) -> Option<&DebugSetting> {
+    /// The debugging switch `name` when `value` turns it on, and the
+    /// companion variable it needs (read through `env`) holds.
+    pub fn debug_setting(
+        &self,
+        name: &str,
+        value: &str,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> Option<&DebugSetting> {
         let value = value.trim();
         self.debug_env.iter().find(|d| {
             d.name == name
                 && d.on
                     .iter()
                     .any(|on| on == value || (on == "*" && !value.is_empty()))
+                && d.needs.as_ref().map_or(true, |companion| {
+                    env(&companion.name).is_some_and(|v| companion.holds(&v))
+                })
         })
     }
 
@@ -279,8 +371,32 @@ mod tests {
         assert!(facts.heavy("python", "torch").is_some());
         assert!(facts.heavy("python", "nvidia-cudnn-cu12").is_some());
         assert!(facts.heavy("python", "requests").is_none());
-        assert!(facts.debug_setting("NCCL_DEBUG", "TRACE").is_some());
-        assert!(facts.debug_setting("NCCL_DEBUG", "INFO").is_none());
+        let subsys = |value: &'static str| {
+            move |name: &str| (name == "NCCL_DEBUG_SUBSYS").then(|| value.to_string())
+        };
+        let unset = |_: &str| None;
+        assert!(facts.debug_setting("NCCL_DEBUG", "TRACE", unset).is_none());
+        assert!(facts
+            .debug_setting("NCCL_DEBUG", "TRACE", subsys("INIT,ENV"))
+            .is_none());
+        assert!(facts
+            .debug_setting("NCCL_DEBUG", "TRACE", subsys("INIT,CALL"))
+            .is_some());
+        assert!(facts
+            .debug_setting("NCCL_DEBUG", "TRACE", subsys("ALL"))
+            .is_some());
+        assert!(facts
+            .debug_setting("NCCL_DEBUG", "TRACE", subsys("^INIT"))
+            .is_some());
+        assert!(facts
+            .debug_setting("NCCL_DEBUG", "TRACE", subsys("^CALL"))
+            .is_none());
+        assert!(facts
+            .debug_setting("NCCL_DEBUG", "INFO", subsys("ALL"))
+            .is_none());
+        assert!(facts
+            .debug_setting("CUDA_LAUNCH_BLOCKING", "1", unset)
+            .is_some());
         assert!(facts.is_placeholder_default(None));
         assert!(facts.is_placeholder_default(Some("\"\"")));
         assert!(!facts.is_placeholder_default(Some("abc123")));

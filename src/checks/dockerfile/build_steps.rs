@@ -197,6 +197,20 @@ pub fn long_compile(
                 .flatten()
                 .any(|text| names_project(text, project))
         });
+        // detectron2 and mmcv compile their CUDA ops only when asked
+        // (`FORCE_CUDA=1`) or when they see a GPU, which `docker build`
+        // never shows: otherwise their build is C++ only.
+        let asked = || {
+            let settings = settings_for(ctx, stage, step, position);
+            facts
+                .torch_extensions
+                .force_env
+                .iter()
+                .any(|setting| holds(&settings, setting))
+        };
+        if project.is_some_and(|p| compiles.cuda_when_forced.contains(p)) && !asked() {
+            continue;
+        }
         let what = if build.from_source {
             match (project, &compile_var) {
                 (Some(project), _) => format!("`{project}` from source"),
@@ -474,6 +488,50 @@ pub fn workdir_before(ctx: &DockerfileContext<'_>, stage: &Stage, index: usize) 
             _ => None,
         })
         .last()
+}
+
+/// `NAME=VALUE` `setting` holds in `pairs`.
+pub fn holds(pairs: &[(String, String)], setting: &str) -> bool {
+    setting.split_once('=').is_some_and(|(key, value)| {
+        pairs
+            .iter()
+            .any(|(k, v)| k == key && v.trim().eq_ignore_ascii_case(value))
+    })
+}
+
+/// The settings in force for command `at` of `step`: the stage's ENV before
+/// the RUN, its ARGs, `export`/`VAR=` words of earlier commands of the RUN,
+/// and the command's own `VAR=… cmd` prefixes.
+pub fn settings_for(
+    ctx: &DockerfileContext<'_>,
+    stage: &Stage,
+    step: &RunStep,
+    at: usize,
+) -> Vec<(String, String)> {
+    let mut pairs = env_before(ctx, stage, step.instruction);
+    pairs.extend(
+        stage
+            .args
+            .iter()
+            // A declared ARG without a value: the build is meant to pass it.
+            .map(|(k, v)| (k.clone(), v.clone().unwrap_or_else(|| "$".into()))),
+    );
+    for command in step.commands.iter().take(at) {
+        if command.reach == Reach::Skipped {
+            continue;
+        }
+        for word in &command.words {
+            if let Some((key, value)) = word.text.split_once('=') {
+                if !key.is_empty() && !key.starts_with('-') {
+                    pairs.push((key.to_string(), value.to_string()));
+                }
+            }
+        }
+    }
+    if let Some(command) = step.commands.get(at) {
+        pairs.extend(command.assignments.iter().cloned());
+    }
+    pairs
 }
 
 #[cfg(test)]

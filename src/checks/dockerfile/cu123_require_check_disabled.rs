@@ -1,13 +1,19 @@
 //! CU123 require-check-disabled: the shipped image turns off the NVIDIA
 //! Container Toolkit's driver check (`NVIDIA_DISABLE_REQUIRE` true in Go
-//! `ParseBool` terms) or empties `NVIDIA_REQUIRE_CUDA`.
+//! `ParseBool` terms), empties `NVIDIA_REQUIRE_CUDA`, or states a check
+//! weaker than its CUDA: a hand-written `cuda>=` below the image's CUDA
+//! where minor-version compatibility does not cover the gap, or a CUDA
+//! installed from NVIDIA's repository on another base with neither
+//! `CUDA_VERSION` nor `NVIDIA_REQUIRE_CUDA` (then nothing is checked).
 
 use crate::checks::dockerfile::runtime_env;
-use crate::checks::dockerfile::support::{base_facts, shipped_stages};
+use crate::checks::dockerfile::support::{base_facts, root_image, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::dockerfile::model::Stage;
+use crate::dockerfile::model::{Reach, Stage};
+use crate::knowledge::build::BuildFacts;
 use crate::knowledge::images::Variant;
+use crate::knowledge::Version;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU123",
@@ -58,7 +64,11 @@ impl DockerfileRule for RequireCheckDisabled {
         let states_requirement = base_facts(ctx, target).is_some_and(|f| f.cuda.is_some())
             || runtime_env::last_env(&settings, &runtime.require_cuda_var).is_some()
             || runtime_env::last_env(&settings, &runtime.legacy_version_var).is_some();
-        if !states_requirement || is_nvml_tool_image(ctx, &chain) {
+        if is_nvml_tool_image(ctx, &chain) {
+            return;
+        }
+        if !states_requirement {
+            out.extend(unchecked_hand_built_cuda(ctx, &chain));
             return;
         }
         // The expanded value where the model knows it, else the literal.
@@ -99,6 +109,37 @@ impl DockerfileRule for RequireCheckDisabled {
         }
 
         if let Some(setting) = runtime_env::last_env(&settings, &runtime.require_cuda_var) {
+            let image_cuda = runtime_env::last_env(&settings, &runtime.legacy_version_var)
+                .and_then(&value_of)
+                .and_then(|v| Version::parse(v.trim()))
+                .or_else(|| {
+                    base_facts(ctx, target)
+                        .filter(|f| !f.is_unknown("cuda"))
+                        .and_then(|f| f.cuda)
+                });
+            let stated = value_of(setting).and_then(|v| stated_cuda(&v));
+            if let (Some(image), Some(stated)) = (image_cuda, stated) {
+                if understates(ctx, stated, image) {
+                    out.push(
+                        Diagnostic::at(
+                            &META,
+                            setting.span,
+                            format!(
+                                "`{}` asks only for `cuda>={}`, but the image's CUDA is {}: the NVIDIA Container Toolkit then starts it on drivers too old for CUDA {}{consequence}",
+                                runtime.require_cuda_var,
+                                stated,
+                                image,
+                                image.major_minor()
+                            ),
+                        )
+                        .with_help(format!(
+                            "require the image's own CUDA: `cuda>={}` (as NVIDIA's images set it), or remove the line and keep the base image's value",
+                            image.major_minor()
+                        ))
+                        .with_note(format!("source: {}", runtime.source)),
+                    );
+                }
+            }
             if value_of(setting).is_some_and(|v| v.trim().is_empty()) {
                 let version_cleared = runtime_env::last_env(&settings, &runtime.legacy_version_var)
                     .is_some_and(|s| s.value.trim().is_empty());
@@ -125,4 +166,92 @@ impl DockerfileRule for RequireCheckDisabled {
             }
         }
     }
+}
+
+/// The `cuda>=X.Y` of a requirement string (`cuda>=10.0 brand=tesla,driver>=384`).
+fn stated_cuda(value: &str) -> Option<Version> {
+    value
+        .split_whitespace()
+        .find_map(|term| term.strip_prefix("cuda>="))
+        .and_then(Version::parse)
+}
+
+/// Whether a requirement of `stated` lets the image of CUDA `image` start on
+/// a driver that cannot run it: another major, or a lower minor of a major
+/// without minor-version compatibility (CUDA 10 and older need the driver
+/// of their own release).
+fn understates(ctx: &DockerfileContext<'_>, stated: Version, image: Version) -> bool {
+    if stated.major_minor() >= image.major_minor() {
+        return false;
+    }
+    stated.major() < image.major()
+        || ctx
+            .knowledge
+            .toolkits
+            .minor_compat_floor(image.major())
+            .is_none()
+}
+
+/// The CUDA `M.m` of an NVIDIA repository package (`cuda-cudart-11-8`,
+/// `cuda-toolkit-12-4`, `cuda-11-8`).
+fn repository_cuda(package: &str) -> Option<Version> {
+    let rest = package.strip_prefix("cuda-")?;
+    let mut parts = rest.rsplitn(3, '-');
+    let (minor, major) = (parts.next()?, parts.next()?);
+    let numeric = |s: &str| !s.is_empty() && s.chars().all(|c| c.is_ascii_digit());
+    (numeric(minor) && numeric(major))
+        .then(|| Version::parse(&format!("{major}.{minor}")))
+        .flatten()
+}
+
+/// A CUDA installed from NVIDIA's repository (`apt-get install
+/// cuda-cudart-11-8`) on a base that is no CUDA image, in an image that
+/// sets neither NVIDIA_REQUIRE_CUDA nor CUDA_VERSION: the toolkit then
+/// checks nothing and starts it on any driver.
+fn unchecked_hand_built_cuda(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> Option<Diagnostic> {
+    let runtime = &ctx.knowledge.cupti.runtime;
+    let plain = &BuildFacts::embedded().hand_built_cuda;
+    let root = chain.last().and_then(|stage| root_image(ctx, stage))?;
+    let on_plain_os = root.registry.as_deref().map_or(true, |r| r == "docker.io")
+        && plain.os_repositories.contains(&root.repository);
+    if !on_plain_os {
+        return None;
+    }
+    let (install, version) = chain
+        .iter()
+        .flat_map(|stage| &stage.runs)
+        .flat_map(|step| {
+            step.installs.iter().filter(move |install| {
+                install.manager.is_system()
+                    && step
+                        .commands
+                        .get(install.command)
+                        .is_some_and(|c| c.reach != Reach::Skipped)
+            })
+        })
+        .flat_map(|install| &install.packages)
+        .find_map(|package| repository_cuda(&package.name).map(|v| (package, v)))?;
+    let insufficient = runtime.error("insufficient-driver");
+    let consequence = insufficient.map_or_else(String::new, |e| {
+        format!(
+            "; on a driver older than CUDA {version} needs, programs fail at their first CUDA call with error {} {} (\"{}\")",
+            e.code, e.name, e.text
+        )
+    });
+    Some(
+        Diagnostic::at(
+            &META,
+            install.word.span,
+            format!(
+                "`{}` installs CUDA {version} from NVIDIA's repository, but the image sets neither `{}` nor `{}`: the NVIDIA Container Toolkit checks no driver requirement and starts it on any driver{consequence}",
+                install.word.text, runtime.require_cuda_var, runtime.legacy_version_var
+            ),
+        )
+        .with_help(format!(
+            "state the requirement as NVIDIA's images do: `ENV CUDA_VERSION={version}` and `ENV {}=\"cuda>={version}\"`",
+            runtime.require_cuda_var
+        ))
+        .with_note(format!("source: {}", runtime.source))
+        .with_source(plain.source.clone()),
+    )
 }

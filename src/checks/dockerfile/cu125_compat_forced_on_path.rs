@@ -2,12 +2,21 @@
 //! (`/usr/local/cuda/compat`) is put on the shipped image's loader path by
 //! hand, instead of letting the NVIDIA Container Toolkit enable it when the
 //! host driver is older.
+//!
+//! Only what survives container start counts: the toolkit rebuilds the
+//! container's ld.so.cache from the ld.so.conf files and the driver's
+//! directories (`rules/build.toml` `container_start`), so `LD_LIBRARY_PATH`
+//! and an ld.so.conf file force compat, while a directory given only on
+//! `ldconfig`'s command line is gone in a GPU container and stays quiet.
+//! Jetson (L4T) bases, where forward compatibility is supported and enabled
+//! this way, stay quiet too.
 
-use crate::checks::dockerfile::runtime_env;
-use crate::checks::dockerfile::support::shipped_stages;
+use crate::checks::dockerfile::runtime_env::{self, LoaderRoute};
+use crate::checks::dockerfile::support::{root_image, shipped_stages};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::Stage;
+use crate::knowledge::build::BuildFacts;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU125",
@@ -29,10 +38,21 @@ impl DockerfileRule for CompatForcedOnPath {
     fn check(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
         let runtime = &ctx.knowledge.cupti.runtime;
         let error = runtime.error("compat");
+        let start = &BuildFacts::embedded().container_start;
         let chain = shipped_stages(ctx.model);
         let target = chain.last().copied();
+        let on_jetson = target
+            .and_then(|stage| root_image(ctx, stage))
+            .is_some_and(|image| start.is_jetson(&image.repository));
+        if on_jetson {
+            return;
+        }
         let is_compat = |dir: &str| runtime.is_compat_dir(&resolved(dir, target));
         for found in runtime_env::loader_dirs(ctx, is_compat) {
+            // Only in the build's ld cache: gone once the toolkit rebuilds it.
+            if found.route == LoaderRoute::LdConfigArgument {
+                continue;
+            }
             let how = found.route.phrase();
             let consequence = error.map_or_else(String::new, |e| {
                 format!(
@@ -49,6 +69,14 @@ impl DockerfileRule for CompatForcedOnPath {
                 "remove it: the NVIDIA Container Toolkit registers the compat libraries at container start, and only when the host driver is older than them",
             )
             .with_note(format!("source: {}", runtime.source));
+            if found.route == LoaderRoute::LdConfig {
+                finding = finding
+                    .with_note(format!(
+                        "{}: a directory written to an ld.so.conf file stays in it",
+                        start.ldcache_rebuilt
+                    ))
+                    .with_source(start.ldcache_source.clone());
+            }
             if let Some(e) = error {
                 finding = finding.with_note(format!("source: {}", e.source));
             }

@@ -1,9 +1,10 @@
 //! CU129 debug-setting-shipped: the shipped image's environment keeps a CUDA
-//! debugging switch on (`CUDA_LAUNCH_BLOCKING=1`, `NCCL_DEBUG=TRACE` …), which
-//! costs speed on every run. The switches, the values that turn them on and
+//! debugging switch on (`CUDA_LAUNCH_BLOCKING=1`, `NCCL_DEBUG=TRACE` with
+//! `NCCL_DEBUG_SUBSYS` naming CALL …), which costs speed on every run. The
+//! switches, the values that turn them on, the companion setting some need and
 //! what each costs are data (`rules/build.toml` `debug_env`); settings that
-//! only log at start (`NCCL_DEBUG=INFO`) and build stages that are not shipped
-//! stay quiet. `cudalint image` reads the same from the image config (CU229).
+//! only log at start (`NCCL_DEBUG=INFO`, `NCCL_DEBUG=TRACE` alone) and build
+//! stages that are not shipped stay quiet. `cudalint image` reads the same from the image config (CU229).
 
 use crate::checks::dockerfile::runtime_env::{self, Setting};
 use crate::checks::dockerfile::support::shipped_stages;
@@ -59,7 +60,10 @@ impl DockerfileRule for DebugSettingShipped {
             let Some(value) = setting.value_in(target) else {
                 continue;
             };
-            if facts.debug_setting(&debug.name, &value).is_none() {
+            let env = |name: &str| {
+                runtime_env::last_env(&settings, name).and_then(|s| s.value_in(target))
+            };
+            if facts.debug_setting(&debug.name, &value, env).is_none() {
                 continue;
             }
             let mut diagnostic = finding(setting, &value, debug);

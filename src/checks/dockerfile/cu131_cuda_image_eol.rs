@@ -1,15 +1,25 @@
 //! CU131 cuda-image-eol: the base image's CUDA release is end-of-life (no
 //! more rebuilds or security fixes, tags deleted after six months) or its
 //! tags were already deleted (the pull fails).
+//!
+//! The advice must not break the build: when it moves to a new CUDA major,
+//! it also names what the file pins that the new major cannot take (an
+//! architecture list with architectures it dropped, a PyTorch index of the
+//! old major), and the newest release of the file's own major with its
+//! status, so the user can choose.
 
+use crate::checks::dockerfile::build_steps::program_words;
 use crate::checks::dockerfile::cuda_stages::pulled_images;
+use crate::checks::dockerfile::support::{root_image, stage_instructions};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
+use crate::dockerfile::arch_lists;
 use crate::dockerfile::model::ImageRef;
 use crate::knowledge::clock::{today, Date};
 use crate::knowledge::images::{
     parse_cuda_tag, CudaTag, EolBasis, EolInfo, ImageKnowledge, ReleaseStatus,
 };
+use crate::knowledge::toolkits::ArchSupport;
 use crate::knowledge::Version;
 use crate::source::Span;
 
@@ -60,8 +70,23 @@ fn report(ctx: &DockerfileContext<'_>, image: &ImageRef, span: Span, out: &mut V
     };
     let state = DeletionState::of(&eol, today());
     let replacement = replacement(images, &eol, &tag);
+    let mut help = replacement.help;
+    if let Some(to) = replacement.to.filter(|v| v.major() != tag.version.major()) {
+        let compiles = tag.middle().is_some_and(|m| m.contains("devel"));
+        let pinned = pinned_for_old_major(ctx, image, to, compiles);
+        if !pinned.is_empty() {
+            help = format!(
+                "{help}, and change with it what CUDA {} cannot take: {}",
+                to.major(),
+                pinned.join("; ")
+            );
+            if let Some(stay) = newest_of_major(images, &tag) {
+                help = format!("{help}; or {stay}");
+            }
+        }
+    }
     let mut diagnostic = Diagnostic::at(&META, span, message(image, &eol, state))
-        .with_help(replacement.help)
+        .with_help(help)
         .with_source(eol.source.clone());
     if let Some(note) = replacement.note {
         diagnostic = diagnostic.with_note(note);
@@ -133,6 +158,187 @@ fn message(image: &ImageRef, eol: &EolInfo, state: DeletionState) -> String {
 struct Replacement {
     help: String,
     note: Option<String>,
+    /// The release advised, when one is.
+    to: Option<Version>,
+}
+
+/// What the stages built on `image` pin that CUDA `to` cannot take: an
+/// architecture list naming architectures `to` dropped, a PyTorch wheel
+/// index of another CUDA major, and (on a devel image, which builds against
+/// torch) a PyPI torch pin of another CUDA major.
+fn pinned_for_old_major(
+    ctx: &DockerfileContext<'_>,
+    image: &ImageRef,
+    to: Version,
+    compiles: bool,
+) -> Vec<String> {
+    let toolkits = &ctx.knowledge.toolkits;
+    let mut out: Vec<String> = Vec::new();
+    let stages = ctx
+        .model
+        .stages
+        .iter()
+        .filter(|stage| root_image(ctx, stage).is_some_and(|root| root.text == image.text));
+    for stage in stages {
+        for list in arch_lists::stage_lists(stage_instructions(ctx, stage), stage) {
+            if !list.is_known() {
+                continue;
+            }
+            let dropped: Vec<String> = list
+                .entries
+                .iter()
+                .filter(|entry| {
+                    toolkits.parse_arch(&entry.text).is_some_and(|arch| {
+                        matches!(
+                            toolkits.arch_ref_support(to, &arch),
+                            ArchSupport::Dropped(_)
+                        )
+                    })
+                })
+                .map(|entry| format!("`{}`", entry.text))
+                .collect();
+            if dropped.is_empty() {
+                continue;
+            }
+            let text = format!(
+                "{} names {}, which CUDA {} cannot build",
+                list.setting,
+                dropped.join(", "),
+                to.major()
+            );
+            if !out.contains(&text) {
+                out.push(text);
+            }
+        }
+        for step in &stage.runs {
+            let torch_pins = if compiles {
+                pypi_torch_of_old_major(ctx, step, to)
+            } else {
+                Vec::new()
+            };
+            for text in torch_pins {
+                if !out.contains(&text) {
+                    out.push(text);
+                }
+            }
+            for command in &step.commands {
+                for word in program_words(command) {
+                    let Some(index) = torch_index(&word.text) else {
+                        continue;
+                    };
+                    let text = match index_major(index) {
+                        Some(major) if major == to.major() => continue,
+                        Some(major) => format!(
+                            "the PyTorch index `{index}` serves CUDA {major} wheels (use a CUDA {} index, `cu{}0` or newer, and a torch release published there)",
+                            to.major(),
+                            to.major()
+                        ),
+                        None => format!(
+                            "the PyTorch index `{index}` is built from a variable: it must name an index PyTorch publishes for CUDA {}",
+                            to.major()
+                        ),
+                    };
+                    if !out.contains(&text) {
+                        out.push(text);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `torch==X.Y.Z` pins installed from PyPI (no PyTorch index on the
+/// command) whose PyPI wheel is a build of another CUDA major than `to`.
+fn pypi_torch_of_old_major(
+    ctx: &DockerfileContext<'_>,
+    step: &crate::dockerfile::model::RunStep,
+    to: Version,
+) -> Vec<String> {
+    let packages = &ctx.knowledge.packages;
+    let mut out = Vec::new();
+    for install in step.installs.iter().filter(|i| i.manager.is_python()) {
+        if install
+            .index_urls
+            .iter()
+            .any(|url| torch_index(url).is_some())
+        {
+            continue;
+        }
+        for package in install.packages.iter().filter(|p| p.name == "torch") {
+            let Some(pinned) = package
+                .constraint
+                .as_deref()
+                .and_then(|c| c.strip_prefix("=="))
+                .and_then(|v| Version::parse(v.trim()))
+            else {
+                continue;
+            };
+            let Some(default) = packages.pypi_default("torch", pinned) else {
+                continue;
+            };
+            if default.cuda.major() == to.major() {
+                continue;
+            }
+            out.push(format!(
+                "`torch=={}` from PyPI is a CUDA {} build, which a CUDA {} toolkit will not build extensions against (pin a torch release whose PyPI wheel is a CUDA {} build)",
+                pinned,
+                default.cuda.major(),
+                to.major(),
+                to.major()
+            ));
+        }
+    }
+    out
+}
+
+/// The `cuXYZ` segment of a PyTorch wheel index URL in `word`.
+fn torch_index(word: &str) -> Option<&str> {
+    let (_, rest) = word.split_once("download.pytorch.org/whl/")?;
+    let rest = rest
+        .strip_prefix("nightly/")
+        .or_else(|| rest.strip_prefix("test/"))
+        .unwrap_or(rest);
+    let segment = rest.split(['/', ' ', '"', '\'']).next()?;
+    segment.starts_with("cu").then_some(segment)
+}
+
+/// The CUDA major of `cu121` (12), `cu118` (11), `cu130` (13); `None` when
+/// not written out (`cu${CUDA}`).
+fn index_major(index: &str) -> Option<u32> {
+    let digits = index.strip_prefix("cu")?;
+    if digits.len() < 3 || !digits.chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    digits.get(..digits.len() - 1)?.parse().ok()
+}
+
+/// The newest release of `tag`'s own major that publishes its variant and
+/// OS, with its status: the choice when the file cannot move to a new major.
+fn newest_of_major(images: &ImageKnowledge, tag: &CudaTag) -> Option<String> {
+    let (middle, os) = (tag.middle()?, tag.os.as_deref()?);
+    let release = images
+        .releases
+        .iter()
+        .filter(|r| r.version.major() == tag.version.major() && r.version >= tag.version)
+        .find(|r| r.publishes(&middle, os) == Some(true))?;
+    let v = release.version;
+    let status = match images.eol(v) {
+        None => "supported".to_string(),
+        Some(eol) => match eol.since {
+            Some(since) => format!("itself end-of-life since {since}"),
+            None => "itself end-of-life".to_string(),
+        },
+    };
+    let same = if v == tag.version {
+        " (the file's own release)"
+    } else {
+        ""
+    };
+    Some(format!(
+        "stay on CUDA {}: `nvidia/cuda:{v}-{middle}-{os}` is its newest release with this variant and OS{same}, {status}",
+        tag.version.major()
+    ))
 }
 
 /// The supported release to move to: the superseding point release when it
@@ -157,12 +363,14 @@ fn replacement(images: &ImageKnowledge, eol: &EolInfo, tag: &CudaTag) -> Replace
         return Replacement {
             help: "move to a supported CUDA image release".into(),
             note: None,
+            to: None,
         };
     };
     let (Some(middle), Some(os)) = (tag.middle(), tag.os.as_deref()) else {
         return Replacement {
             help: format!("move to a supported CUDA image release: {first}"),
             note: None,
+            to: Some(first),
         };
     };
     let keeps = |v: Version| {
@@ -179,6 +387,7 @@ fn replacement(images: &ImageKnowledge, eol: &EolInfo, tag: &CudaTag) -> Replace
         return Replacement {
             help: format!("move to `nvidia/cuda:{v}-{middle}-{os}`, a supported release"),
             note: new_major(v),
+            to: Some(v),
         };
     }
     // Same OS and variant, another flavour (`cudnn8-runtime` → `cudnn-runtime`).
@@ -198,6 +407,7 @@ fn replacement(images: &ImageKnowledge, eol: &EolInfo, tag: &CudaTag) -> Replace
                 Some(major) => format!("{change}; {major}"),
                 None => change,
             }),
+            to: Some(v),
         };
     }
     // Nothing listed keeps both; say what changes.
@@ -223,5 +433,6 @@ fn replacement(images: &ImageKnowledge, eol: &EolInfo, tag: &CudaTag) -> Replace
     Replacement {
         help: format!("move to a supported CUDA image release: {first}"),
         note: Some(format!("{change}{major}")),
+        to: Some(first),
     }
 }

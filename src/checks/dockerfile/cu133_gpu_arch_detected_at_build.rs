@@ -9,7 +9,8 @@
 //! are the model's (`dockerfile::arch_lists`).
 
 use crate::checks::dockerfile::build_steps::{
-    built_stages, cwd_before, env_before, names_project, program_words, source_build_target,
+    built_stages, cwd_before, holds, names_project, program_words, settings_for,
+    source_build_target,
 };
 use crate::checks::dockerfile::cuda_stages::arch_lists_read;
 use crate::checks::dockerfile::support::stage_instructions;
@@ -60,50 +61,6 @@ fn native_finding(list: &ArchList, facts: &BuildFacts) -> Diagnostic {
     .with_help(format!("set the architectures, e.g. `-DCMAKE_CUDA_ARCHITECTURES=\"80;86;90\"`, or `all-major`; {HELP_LIST}"))
     .with_note(native.cmake.clone())
     .with_source(native.cmake_source.clone())
-}
-
-/// `NAME=VALUE` `setting` holds in `pairs`.
-fn holds(pairs: &[(String, String)], setting: &str) -> bool {
-    setting.split_once('=').is_some_and(|(key, value)| {
-        pairs
-            .iter()
-            .any(|(k, v)| k == key && v.trim().eq_ignore_ascii_case(value))
-    })
-}
-
-/// The settings in force for command `at` of `step`: the stage's ENV before
-/// the RUN, its ARGs, `export`/`VAR=` words of earlier commands of the RUN,
-/// and the command's own `VAR=… cmd` prefixes.
-fn settings_for(
-    ctx: &DockerfileContext<'_>,
-    stage: &Stage,
-    step: &RunStep,
-    at: usize,
-) -> Vec<(String, String)> {
-    let mut pairs = env_before(ctx, stage, step.instruction);
-    pairs.extend(
-        stage
-            .args
-            .iter()
-            // A declared ARG without a value: the build is meant to pass it.
-            .map(|(k, v)| (k.clone(), v.clone().unwrap_or_else(|| "$".into()))),
-    );
-    for command in step.commands.iter().take(at) {
-        if command.reach == Reach::Skipped {
-            continue;
-        }
-        for word in &command.words {
-            if let Some((key, value)) = word.text.split_once('=') {
-                if !key.is_empty() && !key.starts_with('-') {
-                    pairs.push((key.to_string(), value.to_string()));
-                }
-            }
-        }
-    }
-    if let Some(command) = step.commands.get(at) {
-        pairs.extend(command.assignments.iter().cloned());
-    }
-    pairs
 }
 
 /// What command `at` of `step` builds from source: paths and URLs it

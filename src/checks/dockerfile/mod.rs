@@ -37,6 +37,7 @@ pub mod cu133_gpu_arch_detected_at_build;
 pub mod cu134_arch_list_misses_target_gpu;
 pub mod cu135_ngc_framework_image_eol;
 pub mod cu136_export_dies_with_run;
+pub mod cu137_cuda_repo_key_retired;
 pub mod cuda_facts;
 pub mod cuda_stages;
 pub mod cupti_use;
@@ -87,4 +88,5 @@ pub static RULES: &[&dyn DockerfileRule] = &[
     &cu134_arch_list_misses_target_gpu::ArchListMissesTargetGpu,
     &cu135_ngc_framework_image_eol::NgcFrameworkImageEol,
     &cu136_export_dies_with_run::ExportDiesWithRun,
+    &cu137_cuda_repo_key_retired::CudaRepoKeyRetired,
 ];

@@ -199,8 +199,13 @@ fn base_name(word: &str) -> &str {
 pub enum LoaderRoute {
     /// An entry of a loader variable (`LD_LIBRARY_PATH`) set by ENV.
     Env,
-    /// Written to an ld.so.conf file, or given to `ldconfig`.
+    /// Written to an ld.so.conf file: every later cache rebuild, the
+    /// NVIDIA Container Toolkit's at container start included, reads it.
     LdConfig,
+    /// Given only on `ldconfig`'s command line: in the build's ld cache,
+    /// which the NVIDIA Container Toolkit rebuilds from the ld.so.conf files
+    /// at container start.
+    LdConfigArgument,
 }
 
 impl LoaderRoute {
@@ -208,7 +213,9 @@ impl LoaderRoute {
     pub fn phrase(self) -> &'static str {
         match self {
             LoaderRoute::Env => "is on LD_LIBRARY_PATH",
-            LoaderRoute::LdConfig => "is registered with the dynamic loader (ld.so.conf/ldconfig)",
+            LoaderRoute::LdConfig | LoaderRoute::LdConfigArgument => {
+                "is registered with the dynamic loader (ld.so.conf/ldconfig)"
+            }
         }
     }
 }
@@ -276,12 +283,12 @@ pub fn loader_dirs(ctx: &DockerfileContext<'_>, wanted: impl Fn(&str) -> bool) -
             }
         }
     }
-    for (dir, span) in cache.left_behind() {
+    for (dir, span, route) in cache.left_behind() {
         if wanted(dir) {
             out.push(LoaderDir {
                 dir: dir.to_string(),
                 span,
-                route: LoaderRoute::LdConfig,
+                route,
             });
         }
     }
@@ -325,8 +332,12 @@ impl<'a> LdCache<'a> {
     }
 
     /// What is in the cache when the build ends.
-    fn left_behind(self) -> impl Iterator<Item = (&'a str, Span)> {
-        self.configured.into_iter().chain(self.command_line)
+    fn left_behind(self) -> impl Iterator<Item = (&'a str, Span, LoaderRoute)> {
+        let configured = self.configured.into_iter();
+        let argument = self.command_line.into_iter();
+        configured
+            .map(|(dir, span)| (dir, span, LoaderRoute::LdConfig))
+            .chain(argument.map(|(dir, span)| (dir, span, LoaderRoute::LdConfigArgument)))
     }
 }
 

@@ -32,7 +32,8 @@ impl ImageRule for DebugSettingInImage {
             let Some(value) = config.env_var(&debug.name) else {
                 continue;
             };
-            if facts.debug_setting(&debug.name, value).is_none() {
+            let env = |name: &str| config.env_var(name).map(str::to_string);
+            if facts.debug_setting(&debug.name, value, env).is_none() {
                 continue;
             }
             out.push(
