@@ -221,7 +221,12 @@ pub fn run(
     knowledge: &Knowledge,
     out: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
-    let Some(image) = ImageRef::parse(&args.image) else {
+    // `registry:REF` and `docker://REF` (as `cudalint image` takes them) name the same image as REF.
+    let named = ["registry:", "docker://"]
+        .iter()
+        .find_map(|transport| args.image.strip_prefix(transport))
+        .unwrap_or(&args.image);
+    let Some(image) = ImageRef::parse(named) else {
         bail!("`{}` is not an image reference", args.image);
     };
     let facts = facts_for(knowledge, &image, today());

@@ -9,6 +9,7 @@
 pub mod build;
 pub mod checks;
 pub mod cli;
+pub mod cli_registry;
 pub mod config;
 pub mod context_files;
 pub mod diagnostic;

@@ -21,7 +21,8 @@ use crate::source::SourceFile;
 #[derive(Debug, Args)]
 pub struct ImageArgs {
     /// Images: docker-archive:PATH[:TAG], oci-archive:PATH[:TAG], oci:DIR[:TAG], rootfs:DIR,
-    /// docker-daemon:NAME, a path (tar or directory), or an image name or ID in the Docker engine.
+    /// docker-daemon:NAME, registry:[HOST/]REPO[:TAG][@DIGEST] (or docker://…), a path (tar or
+    /// directory), or an image name or ID in the Docker engine.
     #[arg(value_name = "REF", required = true)]
     pub refs: Vec<String>,
     /// Image config JSON for a rootfs: source (env, labels, history).
@@ -38,6 +39,8 @@ pub struct ImageArgs {
     /// No progress bar.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub registry: crate::cli_registry::RegistryArgs,
 }
 
 /// What reading and linting the images gave.
@@ -85,6 +88,7 @@ pub fn lint_images(args: &ImageArgs, engine: &Engine) -> anyhow::Result<ImageRun
         image_config: args.image_config.clone(),
         on_layer: show_progress.then_some(layer_done as fn(u64)),
         cache: cache.clone(),
+        registry: args.registry.options(),
     };
     // The Dockerfile's findings that predict what the image holds (CU113, CU120, CU127, CU128), linted
     // once; each image confirms or clears them.
