@@ -24,10 +24,10 @@ use registry_env::{
 const TORCH: &str = "fixture/torch-cupti-missing";
 
 /// The findings of a JSON report as (code, message) with the image's name taken out of messages.
-fn findings(stdout: &[u8], reference: &str) -> Vec<(String, String)> {
+fn findings(stdout: &[u8], reference: &str) -> Vec<(String, String, String)> {
     let report: serde_json::Value =
         serde_json::from_slice(stdout).unwrap_or_else(|_| panic!("not JSON: {}", text(stdout)));
-    let mut found: Vec<(String, String)> = report["diagnostics"]
+    let mut found: Vec<(String, String, String)> = report["findings"]
         .as_array()
         .expect("diagnostics")
         .iter()
@@ -38,6 +38,10 @@ fn findings(stdout: &[u8], reference: &str) -> Vec<(String, String)> {
                     .as_str()
                     .unwrap_or("")
                     .replace(reference, "IMAGE"),
+                finding["location"]["path"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string(),
             )
         })
         .collect();
@@ -407,32 +411,72 @@ fn tls_is_verified_with_the_certs_d_ca() {
     };
     let scratch = Scratch::new("tls");
     let (cert, key) = (scratch.path("registry.crt"), scratch.path("registry.key"));
-    let status = Command::new("openssl")
-        .args([
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-days",
-            "1",
-        ])
-        .args([
-            "-subj",
-            "/CN=127.0.0.1",
-            "-addext",
-            "subjectAltName=IP:127.0.0.1",
-            "-keyout",
-        ])
-        .arg(&key)
-        .arg("-out")
-        .arg(&cert)
-        .stderr(Stdio::null())
-        .status()
-        .expect("openssl");
-    assert!(status.success());
+    let (ca, ca_key) = (scratch.path("ca.crt"), scratch.path("ca.key"));
+    let ext = scratch.write(
+        "san.ext",
+        "subjectAltName=IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\n",
+    );
+    let openssl = |args: &[&std::ffi::OsStr]| {
+        let status = Command::new("openssl")
+            .args(args)
+            .stderr(Stdio::null())
+            .stdout(Stdio::null())
+            .status()
+            .expect("openssl (scripts/registry-test-env installs it)");
+        assert!(status.success(), "openssl {args:?}");
+    };
+    let os = |text: &'static str| std::ffi::OsStr::new(text);
+    // A private CA, and the registry's certificate signed by it (as Docker's certs.d expects).
+    openssl(&[
+        os("req"),
+        os("-x509"),
+        os("-newkey"),
+        os("ec"),
+        os("-pkeyopt"),
+        os("ec_paramgen_curve:P-256"),
+        os("-nodes"),
+        os("-days"),
+        os("1"),
+        os("-subj"),
+        os("/CN=cudalint test CA"),
+        os("-keyout"),
+        ca_key.as_os_str(),
+        os("-out"),
+        ca.as_os_str(),
+    ]);
+    let csr = scratch.path("registry.csr");
+    openssl(&[
+        os("req"),
+        os("-new"),
+        os("-newkey"),
+        os("ec"),
+        os("-pkeyopt"),
+        os("ec_paramgen_curve:P-256"),
+        os("-nodes"),
+        os("-subj"),
+        os("/CN=127.0.0.1"),
+        os("-keyout"),
+        key.as_os_str(),
+        os("-out"),
+        csr.as_os_str(),
+    ]);
+    openssl(&[
+        os("x509"),
+        os("-req"),
+        os("-in"),
+        csr.as_os_str(),
+        os("-CA"),
+        ca.as_os_str(),
+        os("-CAkey"),
+        ca_key.as_os_str(),
+        os("-CAcreateserial"),
+        os("-days"),
+        os("1"),
+        os("-extfile"),
+        ext.as_os_str(),
+        os("-out"),
+        cert.as_os_str(),
+    ]);
     let registry = Registry::start(&scratch, &env.storage, "", Some((&cert, &key)));
     let reference = format!("registry:{}/fixture/debug-env:v2s2", registry.host());
     let untrusted = scan(&scratch.0, &reference, &["--no-cache"], &[]);
@@ -441,7 +485,7 @@ fn tls_is_verified_with_the_certs_d_ca() {
         .0
         .join(format!("config/docker/certs.d/{}", registry.host()));
     std::fs::create_dir_all(&certs_d).unwrap();
-    std::fs::copy(&cert, certs_d.join("ca.crt")).unwrap();
+    std::fs::copy(&ca, certs_d.join("ca.crt")).unwrap();
     assert_read(&scan(&scratch.0, &reference, &["--no-cache"], &[]));
 }
 
@@ -469,52 +513,17 @@ fn a_blob_rewritten_in_storage_is_exit_2() {
 fn findings_or_empty(stdout: &[u8]) -> Vec<serde_json::Value> {
     serde_json::from_slice::<serde_json::Value>(stdout)
         .ok()
-        .and_then(|report| report["diagnostics"].as_array().cloned())
+        .and_then(|report| report["findings"].as_array().cloned())
         .unwrap_or_default()
 }
 
 #[test]
-fn a_missing_tag_and_an_oversized_manifest_are_refused() {
+fn a_missing_tag_is_exit_2_and_lists_nothing() {
     let Some(env) = RegistryEnv::get("a_missing_tag") else {
         return;
     };
-    let scratch = Scratch::new("bounds");
-    let storage = scratch.path("storage");
-    copy_storage(&env.storage, &storage);
-    // A manifest of 5 MiB (one long annotation), stored as the registry stores a pushed one.
-    let manifest = serde_json::json!({
-        "schemaVersion": 2,
-        "mediaType": "application/vnd.oci.image.manifest.v1+json",
-        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
-                   "digest": "sha256:bfc466745518d3b31c7453df887b2376107d8d915ff54027a39414f037902fde", "size": 2652},
-        "layers": [],
-        "annotations": {"padding": "x".repeat(5 << 20)},
-    })
-    .to_string();
-    let digest = format!("sha256:{}", sha256_hex(manifest.as_bytes()));
-    let data = blob_data(&storage, &digest);
-    std::fs::create_dir_all(data.parent().unwrap()).unwrap();
-    std::fs::write(&data, &manifest).unwrap();
-    let repo = storage.join(format!(
-        "docker/registry/v2/repositories/{TORCH}/_manifests"
-    ));
-    for link in [
-        format!("revisions/sha256/{}/link", &digest[7..]),
-        "tags/huge/current/link".to_string(),
-        format!("tags/huge/index/sha256/{}/link", &digest[7..]),
-    ] {
-        let path = repo.join(link);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, &digest).unwrap();
-    }
-    let registry = Registry::start(&scratch, &storage, "", None);
-    let huge = scan(
-        &scratch.0,
-        &format!("registry:{}/{TORCH}:huge", registry.host()),
-        &[],
-        &[],
-    );
-    assert_failed(&huge, &["4194304-byte limit"]);
+    let scratch = Scratch::new("missing");
+    let registry = Registry::start(&scratch, &env.storage, "", None);
     let missing = scan(
         &scratch.0,
         &format!("registry:{}/{TORCH}:no-such-tag", registry.host()),
@@ -525,12 +534,67 @@ fn a_missing_tag_and_an_oversized_manifest_are_refused() {
     assert!(findings_or_empty(&missing.stdout).is_empty());
 }
 
-fn sha256_hex(bytes: &[u8]) -> String {
-    use sha2::Digest;
-    sha2::Sha256::digest(bytes)
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
+/// Serves every connection with `answer(request head)`: (status line, extra headers, body).
+fn serve(answer: impl Fn(&str) -> (String, String, Vec<u8>) + Send + 'static) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut reader = BufReader::new(stream.try_clone().unwrap());
+            // A TLS ClientHello (cudalint tries HTTPS first): answered as a plain HTTP server does.
+            if reader
+                .fill_buf()
+                .map_or(true, |bytes| bytes.first() == Some(&0x16))
+            {
+                let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
+                continue;
+            }
+            let mut head = String::new();
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                head.push_str(&line);
+            }
+            let (status, headers, body) = answer(&head);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(&body);
+        }
+    });
+    port
+}
+
+/// distribution itself refuses to read a manifest over 4 MiB from its storage ("read exceeds
+/// limit"), so a registry that sends one is stood in for by a plain HTTP server.
+#[test]
+fn a_manifest_over_4_mib_is_refused() {
+    let scratch = Scratch::new("huge");
+    let port = serve(|head| {
+        if head.starts_with("GET /v2/ ") {
+            return ("200 OK".into(), String::new(), b"{}".to_vec());
+        }
+        let body = format!(
+            "{{\"schemaVersion\":2,\"mediaType\":\"application/vnd.oci.image.manifest.v1+json\",\"annotations\":{{\"x\":\"{}\"}}}}",
+            "x".repeat(5 << 20)
+        );
+        (
+            "200 OK".into(),
+            "Content-Type: application/vnd.oci.image.manifest.v1+json\r\n".into(),
+            body.into_bytes(),
+        )
+    });
+    let huge = scan(
+        &scratch.0,
+        &format!("registry:127.0.0.1:{port}/big/manifest:huge"),
+        &[],
+        &[],
+    );
+    assert_failed(&huge, &["4194304-byte limit"]);
 }
 
 #[test]
