@@ -299,7 +299,7 @@ mod tests {
         );
         assert_eq!(parsed("127.0.0.1:5000/x").tag.as_deref(), Some("latest"));
         assert_eq!(parsed("[::1]:5000/x").registry, "[::1]:5000");
-        assert_eq!(parsed("a__b.c-d---e/f").repository, "a__b.c-d---e/f");
+        assert_eq!(parsed("a__b/c-d---e.f").repository, "a__b/c-d---e.f");
     }
 
     #[test]
