@@ -10,7 +10,6 @@ use std::process::ExitCode;
 use anyhow::{bail, Context};
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
-use crate::checks::{Category, FixAvailability, RuleMeta};
 use crate::config::{self, Config, FailureThreshold};
 use crate::diagnostic::Diagnostic;
 use crate::discover;
@@ -21,7 +20,12 @@ use crate::fix::{self, FixOptions};
 use crate::knowledge::Knowledge;
 use crate::plugin;
 use crate::render::{self, FailedInput, Format, Report};
+use crate::rule_meta::{Category, FixAvailability, RuleMeta};
 use crate::source::SourceFile;
+
+mod image;
+mod image_list;
+mod registry;
 
 /// Exit status when findings reach the failure threshold.
 const EXIT_FINDINGS: u8 = 1;
@@ -58,7 +62,7 @@ enum Command {
     /// What the knowledge says about a base image, each fact with its source.
     Facts(crate::facts::FactsArgs),
     /// Inspect built images: what shipped, what the loader cannot find, where the bytes go.
-    Image(ImageCommandArgs),
+    Image(image::ImageCommandArgs),
     /// Lint a Dockerfile, build it through the Docker engine, check the image.
     Build(BuildArgs),
     /// Show a rule's documentation.
@@ -139,16 +143,6 @@ struct ReportArgs {
     /// always carry it.
     #[arg(long, short = 'v')]
     verbose: bool,
-}
-
-#[derive(Debug, Args)]
-struct ImageCommandArgs {
-    #[command(flatten)]
-    image: crate::image::command::ImageArgs,
-    #[command(flatten)]
-    report: ReportArgs,
-    #[command(flatten)]
-    common: CommonArgs,
 }
 
 #[derive(Debug, Args)]
@@ -326,7 +320,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             print_rules(&engine::all_rule_metas(), out)?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Image(args)) => image(args, out),
+        Some(Command::Image(args)) => image::run(args, out),
         Some(Command::Build(args)) => build(args, out),
         Some(Command::Explain { rule }) => explain(&rule, out),
         Some(Command::Facts(args)) => {
@@ -561,40 +555,6 @@ fn build(mut args: BuildArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         ExitCode::from(EXIT_ERROR)
     } else {
         exit_for(&outcome.diagnostics, resolved.threshold)
-    })
-}
-
-fn image(args: ImageCommandArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
-    let resolved = resolve(&args.common, args.report.failure_threshold)?;
-    let run = crate::image::command::lint_images(&args.image, &resolved.engine)?;
-    let mut diagnostics: Vec<Diagnostic> = run
-        .linted
-        .iter()
-        .flat_map(|linted| linted.diagnostics.iter().cloned())
-        .collect();
-    engine::sort_diagnostics(&mut diagnostics);
-    let summaries: Vec<_> = run
-        .linted
-        .iter()
-        .map(|linted| linted.summary.clone())
-        .collect();
-    let inputs: Vec<String> = summaries
-        .iter()
-        .map(|summary| summary.reference.clone())
-        .collect();
-    let sources: Vec<SourceFile> = run.dockerfile.into_iter().collect();
-    let findings = Findings {
-        diagnostics: &diagnostics,
-        sources: &sources,
-        inputs: &inputs,
-        failed_inputs: &run.failed,
-        images: &summaries,
-    };
-    print_report(&args.report, &resolved.engine, &findings, out)?;
-    Ok(if !run.failed.is_empty() {
-        ExitCode::from(EXIT_ERROR)
-    } else {
-        exit_for(&diagnostics, resolved.threshold)
     })
 }
 

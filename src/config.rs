@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::checks::RuleMeta;
 use crate::diagnostic::Severity;
+use crate::rule_meta::RuleMeta;
 use crate::source::SourceFile;
 
 /// The name of the configuration file looked up from the current directory.
@@ -338,7 +338,7 @@ pub fn unknown_rule_message(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{Category, FixAvailability};
+    use crate::rule_meta::{Category, FixAvailability};
 
     static RULE: RuleMeta = RuleMeta {
         code: "CU104",

@@ -5,46 +5,12 @@
 //! source (a Dockerfile) or a place inside a built image (a layer and a path),
 //! so image findings need no fake line numbers.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
+use crate::rule_meta::RuleMeta;
 use crate::source::{LineCol, Span};
 
-/// How serious a finding is. Ordered: `Style < Info < Warning < Error`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Severity {
-    Style,
-    Info,
-    Warning,
-    Error,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Style => "style",
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<Severity> {
-        match text.to_ascii_lowercase().as_str() {
-            "style" => Some(Severity::Style),
-            "info" => Some(Severity::Info),
-            "warning" | "warn" => Some(Severity::Warning),
-            "error" => Some(Severity::Error),
-            _ => None,
-        }
-    }
-}
-
-impl std::fmt::Display for Severity {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
+pub use crate::rule_meta::Severity;
 
 /// Where a finding points.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -134,7 +100,7 @@ pub struct Related {
 impl Diagnostic {
     /// A finding at `span` of the file being linted, with the rule's default
     /// severity; the engine sets `origin`, the line/column and overrides.
-    pub fn at(meta: &crate::checks::RuleMeta, span: Span, message: impl Into<String>) -> Self {
+    pub fn at(meta: &RuleMeta, span: Span, message: impl Into<String>) -> Self {
         Diagnostic {
             origin: String::new(),
             location: Location::Source {
@@ -156,7 +122,7 @@ impl Diagnostic {
 
     /// A finding about a place in an image (no source text).
     pub fn in_image(
-        meta: &crate::checks::RuleMeta,
+        meta: &RuleMeta,
         layer: Option<String>,
         path: Option<String>,
         message: impl Into<String>,

@@ -10,13 +10,14 @@ use std::path::{Path, PathBuf};
 
 use crate::checks::dockerfile::{cu001_syntax_error, cu005_unknown_rule_in_suppression, RULES};
 use crate::checks::image::{ImageContext, RULES as IMAGE_RULES};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{DockerfileContext, DockerfileRule};
 use crate::config::{RuleSelection, Settings};
 use crate::diagnostic::{Diagnostic, Location, Severity};
 use crate::dockerfile::ast::{Dockerfile, ParseError};
 use crate::dockerfile::model::BuildOptions;
 use crate::image::scan::ScannedImage;
 use crate::knowledge::Knowledge;
+use crate::rule_meta::{Category, FixAvailability, RuleMeta};
 use crate::source::{SourceFile, Span};
 use crate::suppress::Suppressions;
 

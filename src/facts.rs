@@ -11,6 +11,7 @@ use anyhow::bail;
 use serde::Serialize;
 
 use crate::dockerfile::model::ImageRef;
+use crate::image::source::ImageSource;
 use crate::knowledge::clock::{today, Date};
 use crate::knowledge::images::{parse_cuda_tag, EolBasis, ReleaseStatus, Variant};
 use crate::knowledge::Knowledge;
@@ -215,18 +216,34 @@ fn support(
     }
 }
 
+/// The image name in `reference`, which may be any reference `cudalint image` takes: the knowledge
+/// knows base images by name, so a transport that names one (`docker-daemon:NAME`) gives its name
+/// and one that names a file or directory is refused. A bare name is a name here even where a file
+/// of that name happens to exist.
+fn image_name(reference: &str) -> anyhow::Result<String> {
+    let Ok(source) = ImageSource::parse(reference) else {
+        bail!("`{reference}` is not an image reference");
+    };
+    match (source.image_name(), &source) {
+        (Some(name), _) => Ok(name.to_owned()),
+        (None, ImageSource::Path(_)) if !reference.starts_with(['/', '.']) => {
+            Ok(reference.to_owned())
+        }
+        (None, _) => bail!(
+            "`{reference}` names an image file or directory; `cudalint facts` looks base images up \
+             by name (e.g. nvidia/cuda:12.4.1-runtime-ubuntu22.04)"
+        ),
+    }
+}
+
 /// Print the facts about `args.image`.
 pub fn run(
     args: &FactsArgs,
     knowledge: &Knowledge,
     out: &mut dyn Write,
 ) -> anyhow::Result<ExitCode> {
-    // `registry:REF` and `docker://REF` (as `cudalint image` takes them) name the same image as REF.
-    let named = ["registry:", "docker://"]
-        .iter()
-        .find_map(|transport| args.image.strip_prefix(transport))
-        .unwrap_or(&args.image);
-    let Some(image) = ImageRef::parse(named) else {
+    let name = image_name(&args.image)?;
+    let Some(image) = ImageRef::parse(&name) else {
         bail!("`{}` is not an image reference", args.image);
     };
     let facts = facts_for(knowledge, &image, today());

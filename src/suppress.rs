@@ -7,10 +7,10 @@
 //! A suppression naming a rule that does not exist would silently do
 //! nothing, so it is reported itself (CU005), as selene does.
 
-use crate::checks::RuleMeta;
 use crate::config::find_rule;
 use crate::diagnostic::{Diagnostic, Location};
 use crate::dockerfile::ast::{Comment, Dockerfile};
+use crate::rule_meta::RuleMeta;
 use crate::source::Span;
 
 /// The suppressions of one file.
@@ -167,9 +167,9 @@ impl Suppressions {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{Category, FixAvailability};
     use crate::diagnostic::Severity;
     use crate::dockerfile::ast::{Command, Instruction, MappedText};
+    use crate::rule_meta::{Category, FixAvailability};
     use crate::source::SourceFile;
 
     static RULE: RuleMeta = RuleMeta {

@@ -7,7 +7,7 @@
 //!    ([`context`], honouring `.dockerignore` with Docker's semantics, [`dockerignore`]), the
 //!    engine's output copied live to stderr, its error text the message when the build fails
 //!    ([`engine`]).
-//! 3. Inspect the built image with the image rules (`crate::image::lint`), each image finding linked
+//! 3. Inspect the built image with the image rules (`crate::image_lint`), each image finding linked
 //!    to the instruction that made its layer; the report covers the Dockerfile and the image.
 //!
 //! The command line (`cli.rs`) resolves configuration and prints the [`Outcome`]; the exit status
@@ -196,7 +196,7 @@ pub fn run(
         options.request.tag.as_deref().unwrap_or(&id)
     );
     writeln!(options.log, "cudalint: checking the image {reference}")?;
-    match crate::image::lint::scan_and_lint(&reference, lint_engine, outcome.sources.first()) {
+    match crate::image_lint::scan_and_lint(&reference, lint_engine, outcome.sources.first()) {
         Ok(linted) => {
             // The Dockerfile's predictions (CU113, CU120, CU127, CU128), confirmed or cleared by what was built.
             for finding in &mut outcome.diagnostics {

@@ -18,7 +18,7 @@
 //! magic (16 bytes) | format version (u32 LE) | payload length (u64 LE) | sha256 of payload | payload
 //! ```
 //!
-//! The payload is the entry (in this file's own record types) encoded with `postcard`, a compact
+//! The payload is the entry (in the cache's own record types, `cache/entry.rs`) encoded with `postcard`, a compact
 //! serde format: a layer of 100,000 files is a 6.8 MB entry read back (file, checksum, decoding) in
 //! 12 ms, where serde_json takes 11.8 MB and 45 ms to decode alone (`benches/layer_cache.rs`). An
 //! entry is trusted only when its magic, version, length, checksum, decoding and the diff ID it
@@ -28,7 +28,10 @@
 //! # Concurrency and size
 //!
 //! An entry is written to a temporary file in the same directory and renamed into place, so two runs
-//! writing the same layer race harmlessly and a reader sees a whole entry or none. A hit sets the
+//! writing the same layer race harmlessly and a reader sees a whole entry or none. The temporary
+//! file's name carries a nonce drawn when the cache is opened, and it is created exclusively
+//! (`O_EXCL`): runs sharing the cache on a volume from several hosts or containers, each in its own
+//! PID namespace and often all PID 1, never write into one another's temporary file. A hit sets the
 //! entry's modification time, and once the directory holds more than its bound (2 GiB, or
 //! `CUDALINT_CACHE_MAX_BYTES`; `0` turns the cache off) the least recently used entries are removed
 //! until it holds 90% of it. Failing to write the cache never fails a scan; the first error is kept
@@ -56,15 +59,17 @@ use std::io::{self, Write};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::facts::{Captured, ElfClass, ElfFacts, ElfKind, GpuCode, UnreadString};
-use super::layer::{sha256_name, Change, Compression, LayerContents, LayerEntry};
+use super::layer::{sha256_name, Compression, LayerContents};
+use entry::{decode, encode, header, HEADER_LEN};
+
+mod entry;
 
 /// Bump when the entry layout changes in a way the fingerprint would not catch.
 pub const FORMAT_VERSION: u32 = 2;
@@ -75,15 +80,15 @@ pub const MAX_BYTES_VAR: &str = "CUDALINT_CACHE_MAX_BYTES";
 
 /// The first bytes of every entry file.
 pub const MAGIC: &[u8; 16] = b"cudalint-layers\0";
-const HEADER_LEN: usize = MAGIC.len() + 4 + 8 + 32;
 /// A temporary file older than this was left by a run that died: it may be removed.
 const STALE_TEMP: Duration = Duration::from_secs(3600);
 /// The places an entry remembers (the most recent): a layer is rarely in more archives than this.
 const MAX_PLACES: usize = 16;
 
 /// The code that decides what a layer's facts are: a change to any of it changes the facts.
-const EXTRACTOR_SOURCES: [&str; 7] = [
+const EXTRACTOR_SOURCES: [&str; 8] = [
     include_str!("cache.rs"),
+    include_str!("cache/entry.rs"),
     include_str!("facts.rs"),
     include_str!("layer.rs"),
     include_str!("positional.rs"),
@@ -192,173 +197,6 @@ impl std::ops::Sub for CacheStats {
     }
 }
 
-/// An entry's payload is this header, then `entries` records one after another (so neither writing
-/// nor reading holds a second list of the layer's entries). The facts are in the cache's own record
-/// types, so the encoding never depends on how the fact types serialize for JSON (postcard is not
-/// self-describing: a field that JSON skips when empty would shift every byte after it).
-#[derive(Serialize, Deserialize)]
-struct EntryHeader {
-    diff_id: String,
-    tar_size: u64,
-    clamped_names: Vec<String>,
-    entries: u64,
-    /// Where the layer was read or served from, oldest first.
-    seen: Vec<BlobLocation>,
-}
-
-#[derive(Serialize, Deserialize)]
-struct ChangeRecord {
-    path: String,
-    mode: u32,
-    change: ChangeKind,
-}
-
-#[derive(Serialize, Deserialize)]
-enum ChangeKind {
-    File {
-        size: u64,
-        captured: Option<CapturedRecord>,
-    },
-    Dir,
-    Symlink(String),
-    Hardlink(String),
-    Other,
-    Whiteout,
-    OpaqueDir,
-}
-
-#[derive(Serialize, Deserialize)]
-enum CapturedRecord {
-    Elf(ElfRecord),
-    Text(Vec<u8>),
-}
-
-#[derive(Serialize, Deserialize)]
-struct ElfRecord {
-    class: ElfClass,
-    machine: u16,
-    kind: ElfKind,
-    soname: Option<String>,
-    needed: Vec<String>,
-    rpath: Vec<String>,
-    runpath: Vec<String>,
-    interpreter: Option<String>,
-    build_id: Option<String>,
-    unread: Vec<UnreadString>,
-    gpu_code: Option<GpuCode>,
-}
-
-impl ChangeRecord {
-    fn from_entry(entry: &LayerEntry) -> ChangeRecord {
-        let change = match &entry.change {
-            Change::File { size, captured } => ChangeKind::File {
-                size: *size,
-                captured: captured.as_deref().map(|captured| match captured {
-                    Captured::Elf(facts) => CapturedRecord::Elf(ElfRecord::from_facts(facts)),
-                    Captured::Text(text) => CapturedRecord::Text(text.clone()),
-                }),
-            },
-            Change::Dir => ChangeKind::Dir,
-            Change::Symlink(target) => ChangeKind::Symlink(target.clone()),
-            Change::Hardlink(target) => ChangeKind::Hardlink(target.clone()),
-            Change::Other => ChangeKind::Other,
-            Change::Whiteout => ChangeKind::Whiteout,
-            Change::OpaqueDir => ChangeKind::OpaqueDir,
-        };
-        ChangeRecord {
-            path: entry.path.clone(),
-            mode: entry.mode,
-            change,
-        }
-    }
-
-    fn into_entry(self) -> LayerEntry {
-        let change = match self.change {
-            ChangeKind::File { size, captured } => Change::File {
-                size,
-                captured: captured.map(|captured| {
-                    Arc::new(match captured {
-                        CapturedRecord::Elf(record) => Captured::Elf(record.into_facts()),
-                        CapturedRecord::Text(text) => Captured::Text(text),
-                    })
-                }),
-            },
-            ChangeKind::Dir => Change::Dir,
-            ChangeKind::Symlink(target) => Change::Symlink(target),
-            ChangeKind::Hardlink(target) => Change::Hardlink(target),
-            ChangeKind::Other => Change::Other,
-            ChangeKind::Whiteout => Change::Whiteout,
-            ChangeKind::OpaqueDir => Change::OpaqueDir,
-        };
-        LayerEntry {
-            path: self.path,
-            mode: self.mode,
-            change,
-        }
-    }
-}
-
-impl ElfRecord {
-    fn from_facts(facts: &ElfFacts) -> ElfRecord {
-        // Destructured whole: a field added to ElfFacts fails to compile here until it is cached.
-        let ElfFacts {
-            class,
-            machine,
-            kind,
-            soname,
-            needed,
-            rpath,
-            runpath,
-            interpreter,
-            build_id,
-            unread,
-            gpu_code,
-        } = facts.clone();
-        ElfRecord {
-            class,
-            machine,
-            kind,
-            soname,
-            needed,
-            rpath,
-            runpath,
-            interpreter,
-            build_id,
-            unread,
-            gpu_code,
-        }
-    }
-
-    fn into_facts(self) -> ElfFacts {
-        let ElfRecord {
-            class,
-            machine,
-            kind,
-            soname,
-            needed,
-            rpath,
-            runpath,
-            interpreter,
-            build_id,
-            unread,
-            gpu_code,
-        } = self;
-        ElfFacts {
-            class,
-            machine,
-            kind,
-            soname,
-            needed,
-            rpath,
-            runpath,
-            interpreter,
-            build_id,
-            unread,
-            gpu_code,
-        }
-    }
-}
-
 /// The on-disk layer cache of one run (shared by the threads that read layers).
 #[derive(Debug)]
 pub struct LayerCache {
@@ -373,6 +211,9 @@ pub struct LayerCache {
     written_since_trim: AtomicU64,
     trimmed: AtomicBool,
     temp_serial: AtomicU64,
+    /// Names this handle's temporary files apart from every other writer's (see the module's
+    /// "Concurrency and size").
+    temp_nonce: u64,
     write_error: Mutex<Option<String>>,
 }
 
@@ -417,6 +258,7 @@ impl LayerCache {
             written_since_trim: AtomicU64::new(0),
             trimmed: AtomicBool::new(false),
             temp_serial: AtomicU64::new(0),
+            temp_nonce: temp_nonce(),
             write_error: Mutex::new(None),
         }
     }
@@ -541,16 +383,20 @@ impl LayerCache {
             );
         }
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        let serial = self.temp_serial.fetch_add(1, Ordering::Relaxed);
-        let temp = self
-            .dir
-            .join(format!(".{name}.{}.{serial}.tmp", std::process::id()));
+        let (temp, mut file) = loop {
+            let serial = self.temp_serial.fetch_add(1, Ordering::Relaxed);
+            let temp = self
+                .dir
+                .join(format!(".{name}.{:016x}.{serial}.tmp", self.temp_nonce));
+            match File::options().write(true).create_new(true).open(&temp) {
+                Ok(file) => break (temp, file),
+                // Another writer's name (a nonce drawn twice): take the next serial.
+                Err(error) if error.kind() == io::ErrorKind::AlreadyExists => continue,
+                Err(error) => return Err(error),
+            }
+        };
         let written = (|| {
-            let mut file = File::create(&temp)?;
-            file.write_all(MAGIC)?;
-            file.write_all(&FORMAT_VERSION.to_le_bytes())?;
-            file.write_all(&(payload.len() as u64).to_le_bytes())?;
-            file.write_all(&Sha256::digest(payload))?;
+            file.write_all(&header(payload))?;
             file.write_all(payload)?;
             drop(file);
             fs::rename(&temp, path)
@@ -647,59 +493,23 @@ impl LayerCache {
     }
 }
 
+/// A number no other cache handle draws: the hasher keys the standard library seeds from the
+/// operating system's randomness, over the process ID and the time.
+fn temp_nonce() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    let now = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH);
+    hasher.write_u128(now.map_or(0, |since| since.as_nanos()));
+    hasher.finish()
+}
+
 /// The file at `path` when it is no larger than `limit`.
 fn read_bounded(path: &Path, limit: u64) -> Option<Vec<u8>> {
     let meta = fs::metadata(path).ok()?;
     (meta.is_file() && meta.len() <= limit)
         .then(|| fs::read(path).ok())
         .flatten()
-}
-
-/// The payload of `layer`'s entry, which remembers the places `seen`.
-fn encode(layer: &LayerContents, seen: Vec<BlobLocation>) -> postcard::Result<Vec<u8>> {
-    let header = EntryHeader {
-        diff_id: layer.diff_id.clone(),
-        tar_size: layer.tar_size,
-        clamped_names: layer.clamped_names.clone(),
-        entries: layer.entries.len() as u64,
-        seen,
-    };
-    layer
-        .entries
-        .iter()
-        .try_fold(postcard::to_stdvec(&header)?, |payload, entry| {
-            postcard::to_extend(&ChangeRecord::from_entry(entry), payload)
-        })
-}
-
-/// The entry in `bytes` when every check passes and it is the entry of `diff_id`: its header, its
-/// entries, and where in the payload its records start.
-fn decode(bytes: &[u8], diff_id: &str) -> Option<(EntryHeader, Vec<LayerEntry>, usize)> {
-    let (header, payload) = bytes.split_at_checked(HEADER_LEN)?;
-    let (magic, rest) = header.split_at(MAGIC.len());
-    let (version, rest) = rest.split_at(4);
-    let (length, checksum) = rest.split_at(8);
-    let length_ok = u64::from_le_bytes(length.try_into().ok()?) == payload.len() as u64;
-    let intact = magic == MAGIC
-        && u32::from_le_bytes(version.try_into().ok()?) == FORMAT_VERSION
-        && length_ok
-        && Sha256::digest(payload).as_slice() == checksum;
-    if !intact {
-        return None;
-    }
-    let (header, mut rest) = postcard::take_from_bytes::<EntryHeader>(payload).ok()?;
-    if header.diff_id != diff_id {
-        return None;
-    }
-    let records = payload.len() - rest.len();
-    // Every record takes bytes: a count beyond them is damage, not a reason to allocate.
-    let mut entries = Vec::with_capacity(usize::try_from(header.entries).ok()?.min(rest.len()));
-    for _ in 0..header.entries {
-        let (record, tail) = postcard::take_from_bytes::<ChangeRecord>(rest).ok()?;
-        entries.push(record.into_entry());
-        rest = tail;
-    }
-    rest.is_empty().then_some((header, entries, records))
 }
 
 /// `2147483648`, `512M`, `2G` (binary units), as `CUDALINT_CACHE_MAX_BYTES` takes it.
@@ -773,6 +583,67 @@ mod tests {
         assert_eq!(judge(&seen, Some(&place(103, 1))), Place::Known);
     }
 
+    /// Writers on several hosts or containers sharing the cache on a volume: each in its own PID
+    /// namespace, so the same process ID, and each with its own counter of temporary files. Two
+    /// handles in one process are exactly that.
+    #[test]
+    fn writers_with_the_same_process_id_do_not_share_temporary_files() {
+        use crate::image::facts::Captured;
+        use crate::image::layer::{Change, LayerEntry};
+        use std::sync::Arc;
+        let root = std::env::temp_dir().join(format!("cudalint-cache-pids-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&root);
+        let diff_id = format!("sha256:{}", "ab".repeat(32));
+        let blob_digest = format!("sha256:{}", "cd".repeat(32));
+        let layer = |seed: u8| LayerContents {
+            entries: (0..2000)
+                .map(|index| LayerEntry {
+                    path: format!("/usr/lib/file{index}"),
+                    mode: 0o644,
+                    change: Change::File {
+                        size: index,
+                        captured: Some(Arc::new(Captured::Text(vec![seed; 64]))),
+                    },
+                })
+                .collect(),
+            blob_digest: blob_digest.clone(),
+            diff_id: diff_id.clone(),
+            compression: Compression::Gzip,
+            blob_size: 1,
+            tar_size: 1 << 20,
+            clamped_names: Vec::new(),
+        };
+        let handles: Vec<LayerCache> = (0..4).map(|_| LayerCache::open(&root, 1 << 30)).collect();
+        std::thread::scope(|scope| {
+            for (seed, cache) in handles.iter().enumerate() {
+                let layer = layer(seed as u8);
+                scope.spawn(move || {
+                    for _ in 0..25 {
+                        cache.put(&layer, None);
+                    }
+                });
+            }
+        });
+        for cache in &handles {
+            assert_eq!(cache.write_error(), None);
+        }
+        let blob = BlobInfo {
+            digest: blob_digest,
+            size: 1,
+            compression: Compression::Gzip,
+            at: None,
+        };
+        let read = handles[0].get(&diff_id, blob);
+        assert_eq!(read.map(|layer| layer.entries.len()), Some(2000));
+        assert_eq!(handles[0].stats().rejected, 0);
+        let files: Vec<_> = fs::read_dir(handles[0].dir())
+            .unwrap()
+            .map(|file| file.unwrap().file_name())
+            .collect();
+        assert_eq!(files.len(), 1, "one entry and no temporary file: {files:?}");
+        let _ = fs::remove_dir_all(&root);
+    }
+
     #[test]
     fn only_digests_name_entries() {
         let cache = LayerCache::open(Path::new("/nonexistent/cudalint"), 1 << 20);
@@ -783,53 +654,5 @@ mod tests {
         assert_eq!(cache.entry_path("sha256:../../etc/passwd"), None);
         assert_eq!(cache.entry_path(&format!("../x:{hex}")), None);
         assert_eq!(cache.entry_path("no-colon"), None);
-    }
-
-    #[test]
-    fn decode_refuses_every_kind_of_damage() {
-        let payload = encode(
-            &LayerContents {
-                entries: vec![LayerEntry {
-                    path: "/a".into(),
-                    mode: 0o644,
-                    change: Change::File {
-                        size: 1,
-                        captured: Some(Arc::new(Captured::Text(b"x".to_vec()))),
-                    },
-                }],
-                blob_digest: "sha256:00".into(),
-                diff_id: "sha256:00".into(),
-                compression: Compression::None,
-                blob_size: 1024,
-                tar_size: 1024,
-                clamped_names: Vec::new(),
-            },
-            Vec::new(),
-        )
-        .unwrap();
-        let mut bytes = MAGIC.to_vec();
-        bytes.extend(FORMAT_VERSION.to_le_bytes());
-        bytes.extend((payload.len() as u64).to_le_bytes());
-        bytes.extend(Sha256::digest(&payload));
-        bytes.extend(&payload);
-        let (header, entries, _) = decode(&bytes, "sha256:00").unwrap();
-        assert_eq!((header.tar_size, entries.len()), (1024, 1));
-        assert!(
-            decode(&bytes, "sha256:01").is_none(),
-            "another layer's entry"
-        );
-        assert!(decode(&bytes[..bytes.len() - 1], "sha256:00").is_none());
-        assert!(decode(&bytes[..10], "sha256:00").is_none());
-        for at in [
-            0,
-            MAGIC.len(),
-            MAGIC.len() + 4,
-            HEADER_LEN - 1,
-            bytes.len() - 1,
-        ] {
-            let mut damaged = bytes.clone();
-            damaged[at] ^= 0x40;
-            assert!(decode(&damaged, "sha256:00").is_none(), "byte {at} flipped");
-        }
     }
 }

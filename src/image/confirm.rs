@@ -248,6 +248,7 @@ fn distro_libraries(inventory: &Inventory) -> Verdict {
 mod tests {
     use super::*;
     use crate::image::inventory::{PythonPackage, TorchBuild};
+    use crate::rule_meta::{Category, FixAvailability, RuleMeta};
 
     fn library(family: LibraryFamily, path: &str, soname: &str) -> CudaLibrary {
         CudaLibrary {
@@ -457,71 +458,18 @@ mod tests {
         assert_eq!(judge(&other, &inventory), None);
     }
 
-    /// The predictions the Dockerfile rules attach, on their own fixtures.
-    fn predictions(fixture: &str, code: &str) -> Vec<Prediction> {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(fixture);
-        let text = std::fs::read_to_string(&path).unwrap();
-        let engine = crate::engine::Engine::new(crate::engine::EngineOptions::default());
-        engine
-            .lint_source(&crate::source::SourceFile::new(fixture.to_string(), text))
-            .into_iter()
-            .filter(|finding| finding.code == code)
-            .filter_map(|finding| finding.prediction)
-            .collect()
-    }
-
-    #[test]
-    fn the_dockerfile_rules_attach_what_they_predict() {
-        assert_eq!(
-            predictions(
-                "fixtures/dockerfile/CU120/fail_nightly_index_without_pre_gets_pypi_newest.Dockerfile",
-                "CU120"
-            ),
-            vec![wheel("torch", "13.0")]
-        );
-        assert_eq!(
-            predictions(
-                "fixtures/dockerfile/CU127/fail_tf_215_on_cudnn9_base.Dockerfile",
-                "CU127"
-            ),
-            vec![Prediction::SonameMissing {
-                package: "tensorflow".into(),
-                soname: "libcudnn.so.8".into()
-            }]
-        );
-        assert_eq!(
-            predictions(
-                "fixtures/dockerfile/CU113/fail_libcupti_dev_on_cuda_devel.Dockerfile",
-                "CU113"
-            ),
-            vec![Prediction::DistroCudaLibraries {
-                packages: vec!["libcupti-dev".into()]
-            }]
-        );
-        let nccl = |package: &str| Prediction::AptCudaBuild {
-            package: package.into(),
-            cuda_major: 13,
-        };
-        assert_eq!(
-            predictions(
-                "fixtures/dockerfile/CU128/fail_nccl_allow_held_on_cuda12.Dockerfile",
-                "CU128"
-            ),
-            vec![nccl("libnccl2"), nccl("libnccl-dev")]
-        );
-        // Held without the option: the build fails, there is no image to check.
-        assert_eq!(
-            predictions(
-                "fixtures/dockerfile/CU128/fail_nccl_dev_held_on_runtime.Dockerfile",
-                "CU128"
-            ),
-            vec![]
-        );
-    }
-
     #[test]
     fn annotate_words_the_verdict_and_lowers_a_cleared_finding() {
-        let meta = &crate::checks::dockerfile::cu135_ngc_framework_image_eol::META;
+        static META: RuleMeta = RuleMeta {
+            code: "CU999",
+            name: "test-prediction",
+            category: Category::Compatibility,
+            default_severity: Severity::Warning,
+            fix: FixAvailability::None,
+            summary: "",
+            doc: "",
+        };
+        let meta = &META;
         let mut finding = Diagnostic::at(meta, Default::default(), "m")
             .with_note("first")
             .with_prediction(wheel("torch", "13.2"));

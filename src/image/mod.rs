@@ -11,12 +11,14 @@
 //! lists the CUDA content. `facts.rs` is the contract between those parts.
 //!
 //! For the rules: `scan.rs` indexes an image once (inventory, unresolved libraries, and `content.rs`:
-//! what the bytes are and the size breakdown), `lint.rs` runs the image rules (`checks/image/`)
-//! through the engine, `provenance.rs` pairs layers with the Dockerfile instructions that made them,
-//! and `summary.rs` keeps what the report shows besides findings. `command.rs` is `cudalint image`.
+//! what the bytes are and the size breakdown), `provenance.rs` pairs layers with the Dockerfile
+//! instructions that made them, `confirm.rs` judges what Dockerfile findings predicted, and
+//! `summary.rs` keeps what the report shows besides findings.
+//!
+//! This module is a library: it knows nothing of the engine, the renderers or the commands. Running
+//! the image rules over an image is `crate::image_lint`; `cudalint image` is `crate::cli::image`.
 
 pub mod cache;
-pub mod command;
 pub mod config;
 pub mod confirm;
 pub mod content;
@@ -29,7 +31,6 @@ pub mod inventory;
 pub mod layer;
 pub mod ldso;
 pub mod linkage;
-pub mod lint;
 pub mod positional;
 pub mod probe;
 pub mod provenance;

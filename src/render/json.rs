@@ -24,6 +24,9 @@
 //!              "edits": [ { "start": byte, "end": byte, "replacement": "…" } ] } | null
 //!   } ],
 //!   "failed_inputs": [ { "name": "missing.Dockerfile", "message": "…" } ],
+//!   "inputs": [ { "name": "Dockerfile" | "registry/app:v1",   // every input, linted ones first
+//!                 "status": "linted" | "failed", "message": "…" | null,
+//!                 "findings", "error", "warning", "info", "style": counts of its own findings } ],
 //!   "images": [ { "reference", "layers", "inventory", "breakdown", … } ],  // `cudalint image`
 //!   "summary": { "findings", "error", "warning", "info", "style", "fixable", "inputs": counts }
 //! }
@@ -33,10 +36,14 @@
 //! found, a directory, too large), named as the user gave them, with why;
 //! the run's exit status is then 2. It is always present, empty when every
 //! input was read. `summary.inputs` counts the inputs that were linted.
+//! `inputs` gives each input its own result (a fleet of images in one run:
+//! which were scanned, which failed and why, and each one's findings), the
+//! linted in the order they were linted, then the failed.
 //!
 //! Every key is always present (`null` when it does not apply), so
 //! consumers need no existence checks. Columns count Unicode scalar values.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 
 use serde::Serialize;
@@ -54,6 +61,7 @@ struct Document<'a> {
     tool: Tool<'a>,
     findings: Vec<Finding<'a>>,
     failed_inputs: Vec<JsonFailedInput<'a>>,
+    inputs: Vec<InputResult<'a>>,
     /// What was read of each image (empty for Dockerfiles).
     images: &'a [crate::image::summary::ImageSummary],
     summary: Summary,
@@ -63,6 +71,20 @@ struct Document<'a> {
 struct JsonFailedInput<'a> {
     name: &'a str,
     message: &'a str,
+}
+
+/// One input's own result.
+#[derive(Serialize)]
+struct InputResult<'a> {
+    name: &'a str,
+    status: &'static str,
+    /// Why a failed input could not be linted.
+    message: Option<&'a str>,
+    findings: usize,
+    error: usize,
+    warning: usize,
+    info: usize,
+    style: usize,
 }
 
 #[derive(Serialize)]
@@ -159,6 +181,7 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
                 message: &failed.message,
             })
             .collect(),
+        inputs: input_results(report),
         images: report.images,
         summary: Summary {
             findings: tally.total,
@@ -172,6 +195,37 @@ pub(super) fn render(report: &Report<'_>, out: &mut dyn Write) -> io::Result<()>
     };
     serde_json::to_writer_pretty(&mut *out, &document)?;
     writeln!(out)
+}
+
+fn input_results<'a>(report: &Report<'a>) -> Vec<InputResult<'a>> {
+    let mut by_origin: HashMap<&str, Tally> = HashMap::new();
+    for diag in report.diagnostics {
+        by_origin.entry(&diag.origin).or_default().count(diag);
+    }
+    let linted = report.inputs.iter().map(|name| {
+        let tally = by_origin.get(name.as_str()).copied().unwrap_or_default();
+        InputResult {
+            name,
+            status: "linted",
+            message: None,
+            findings: tally.total,
+            error: tally.error,
+            warning: tally.warning,
+            info: tally.info,
+            style: tally.style,
+        }
+    });
+    let failed = report.failed_inputs.iter().map(|failed| InputResult {
+        name: &failed.name,
+        status: "failed",
+        message: Some(&failed.message),
+        findings: 0,
+        error: 0,
+        warning: 0,
+        info: 0,
+        style: 0,
+    });
+    linted.chain(failed).collect()
 }
 
 fn finding<'a>(report: &Report<'a>, diag: &'a Diagnostic) -> Finding<'a> {

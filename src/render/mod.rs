@@ -3,8 +3,8 @@
 
 use std::io::{self, Write};
 
-use crate::checks::RuleMeta;
 use crate::diagnostic::Diagnostic;
+use crate::rule_meta::RuleMeta;
 use crate::source::SourceFile;
 
 mod checkstyle;

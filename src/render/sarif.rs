@@ -13,8 +13,8 @@ use super::{rule_doc_url, Report, TOOL_INFORMATION_URI};
 
 /// The notification id for "the built-in knowledge is old".
 const KNOWLEDGE_NOTICE: &str = "knowledge-age";
-use crate::checks::RuleMeta;
 use crate::diagnostic::{Diagnostic, Fix, Location, Severity};
+use crate::rule_meta::RuleMeta;
 
 const SARIF_SCHEMA_URI: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";

@@ -5,8 +5,8 @@ use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use super::Report;
-use crate::checks::RuleMeta;
 use crate::diagnostic::{Diagnostic, Location, Severity};
+use crate::rule_meta::RuleMeta;
 use crate::source::{LineCol, SourceFile};
 
 /// What formats that name a check per entry (GitLab's `check_name`,
@@ -88,18 +88,23 @@ impl Tally {
     pub fn of(diagnostics: &[Diagnostic]) -> Tally {
         let mut tally = Tally::default();
         for diag in diagnostics {
-            tally.total += 1;
-            match diag.severity {
-                Severity::Error => tally.error += 1,
-                Severity::Warning => tally.warning += 1,
-                Severity::Info => tally.info += 1,
-                Severity::Style => tally.style += 1,
-            }
-            if diag.fix.is_some() {
-                tally.fixable += 1;
-            }
+            tally.count(diag);
         }
         tally
+    }
+
+    /// Counts one more finding.
+    pub fn count(&mut self, diag: &Diagnostic) {
+        self.total += 1;
+        match diag.severity {
+            Severity::Error => self.error += 1,
+            Severity::Warning => self.warning += 1,
+            Severity::Info => self.info += 1,
+            Severity::Style => self.style += 1,
+        }
+        if diag.fix.is_some() {
+            self.fixable += 1;
+        }
     }
 
     /// `3 findings: 1 error, 2 warnings (1 fixable)` or `no findings`.

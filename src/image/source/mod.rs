@@ -158,6 +158,20 @@ impl ImageSource {
             ImageSource::Registry(reference) => registry::load(reference, options),
         }
     }
+
+    /// The image name the reference gives (`docker-daemon:NAME`, or a name for the engine), by which
+    /// the knowledge knows base images (`cudalint facts`); `None` for files and directories.
+    pub fn image_name(&self) -> Option<&str> {
+        match self {
+            ImageSource::Engine(name) => Some(name),
+            ImageSource::Registry(reference) => Some(&reference.written),
+            ImageSource::DockerArchive { .. }
+            | ImageSource::OciArchive { .. }
+            | ImageSource::OciDir { .. }
+            | ImageSource::Path(_)
+            | ImageSource::Rootfs(_) => None,
+        }
+    }
 }
 
 /// `PATH:TAG` → (PATH, TAG): the shortest prefix before a `:` that exists is the path (a tag may hold

@@ -28,6 +28,8 @@ const MAX_TAG_LEN: usize = 128;
 /// A parsed registry reference: `registry/repository` plus a tag, a digest or both.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reference {
+    /// The reference as written, without its transport (`nvcr.io/nvidia/cuda:12.4.1-base-ubuntu22.04`).
+    pub written: String,
     /// `host[:port]` as written (Docker Hub's is `docker.io`).
     pub registry: String,
     pub repository: String,
@@ -85,6 +87,7 @@ impl Reference {
             _ => tag,
         };
         Ok(Reference {
+            written: text.to_string(),
             registry,
             repository,
             tag,

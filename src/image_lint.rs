@@ -6,14 +6,14 @@
 
 use anyhow::Context;
 
-use super::inventory::Inventory;
-use super::provenance;
-use super::report::ImageReport;
-use super::scan::ScannedImage;
-use super::source::{ImageSource, LoadOptions, LoadedImage, Platform};
-use super::summary::ImageSummary;
 use crate::diagnostic::Diagnostic;
 use crate::engine::Engine;
+use crate::image::inventory::Inventory;
+use crate::image::provenance;
+use crate::image::report::ImageReport;
+use crate::image::scan::ScannedImage;
+use crate::image::source::{ImageSource, LoadOptions, LoadedImage, Platform};
+use crate::image::summary::ImageSummary;
 use crate::source::SourceFile;
 
 /// One image, linted.
@@ -22,7 +22,7 @@ pub struct ImageLinted {
     pub diagnostics: Vec<Diagnostic>,
     pub summary: ImageSummary,
     /// The image's CUDA content, for confirming what Dockerfile findings predicted
-    /// ([`super::confirm`]).
+    /// ([`crate::image::confirm`]).
     pub inventory: Inventory,
 }
 

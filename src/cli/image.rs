@@ -1,30 +1,56 @@
-//! `cudalint image REF…`: reads each image (progress on a TTY), lints it with the image rules, and
-//! hands the findings and summaries to the CLI, which renders them in any output format. An image
-//! that cannot be read is a failed input (exit 2); the others are still reported.
+//! `cudalint image REF…`: reads each image (progress on a TTY), lints it with the image rules
+//! (`crate::image_lint`), and prints one report of them all in any output format. An image that
+//! cannot be read is a failed input (exit 2); the others are still reported.
 
-use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
 use clap::Args;
 
-use super::cache::LayerCache;
-use super::confirm;
-use super::lint::{load_and_lint, platform_of, ImageLinted};
-use super::source::LoadOptions;
+use super::image_list::{self, Shard, JOB_COMPLETION_INDEX};
+use super::{exit_for, print_report, resolve, CommonArgs, Findings, ReportArgs, EXIT_ERROR};
 use crate::diagnostic::Diagnostic;
-use crate::engine::Engine;
+use crate::engine::{self, Engine};
+use crate::image::cache::LayerCache;
+use crate::image::confirm;
+use crate::image::source::LoadOptions;
+use crate::image_lint::{load_and_lint, platform_of, ImageLinted};
 use crate::render::FailedInput;
 use crate::source::SourceFile;
+
+#[derive(Debug, Args)]
+pub(super) struct ImageCommandArgs {
+    #[command(flatten)]
+    image: ImageArgs,
+    #[command(flatten)]
+    report: ReportArgs,
+    #[command(flatten)]
+    common: CommonArgs,
+}
 
 #[derive(Debug, Args)]
 pub struct ImageArgs {
     /// Images: docker-archive:PATH[:TAG], oci-archive:PATH[:TAG], oci:DIR[:TAG], rootfs:DIR,
     /// docker-daemon:NAME, registry:[HOST/]REPO[:TAG][@DIGEST] (or docker://…), a path (tar or
-    /// directory), or an image name or ID in the Docker engine.
-    #[arg(value_name = "REF", required = true)]
+    /// directory), or an image name or ID in the Docker engine. Several are scanned into one report;
+    /// one that cannot be read is reported and the others go on.
+    #[arg(value_name = "REF", required_unless_present = "from_file")]
     pub refs: Vec<String>,
+    /// Also scan the references listed in FILE, one a line (`#` comments, blank lines skipped;
+    /// `-` reads standard input). Each image is scanned once however often it is named.
+    #[arg(long, value_name = "FILE")]
+    pub from_file: Option<PathBuf>,
+    /// Scan only shard I of N (numbered from 0) of the images: a reference belongs to shard
+    /// sha256(reference) mod N, so N processes given the same list scan each image exactly once.
+    #[arg(long, value_name = "I/N", value_parser = Shard::parse)]
+    pub shard: Option<Shard>,
+    /// As --shard, with I taken from $JOB_COMPLETION_INDEX (set in each pod of a Kubernetes
+    /// Indexed Job of N completions).
+    #[arg(long, value_name = "N", conflicts_with = "shard", value_parser = clap::value_parser!(u64).range(1..))]
+    pub shard_count: Option<u64>,
     /// Image config JSON for a rootfs: source (env, labels, history).
     #[arg(long, value_name = "FILE")]
     pub image_config: Option<PathBuf>,
@@ -40,7 +66,42 @@ pub struct ImageArgs {
     #[arg(long)]
     pub quiet: bool,
     #[command(flatten)]
-    pub registry: crate::cli_registry::RegistryArgs,
+    pub registry: super::registry::RegistryArgs,
+}
+
+/// `cudalint image`: lints the images and prints one report of them all.
+pub(super) fn run(args: ImageCommandArgs, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
+    let resolved = resolve(&args.common, args.report.failure_threshold)?;
+    let run = lint_images(&args.image, &resolved.engine)?;
+    let mut diagnostics: Vec<Diagnostic> = run
+        .linted
+        .iter()
+        .flat_map(|linted| linted.diagnostics.iter().cloned())
+        .collect();
+    engine::sort_diagnostics(&mut diagnostics);
+    let summaries: Vec<_> = run
+        .linted
+        .iter()
+        .map(|linted| linted.summary.clone())
+        .collect();
+    let inputs: Vec<String> = summaries
+        .iter()
+        .map(|summary| summary.reference.clone())
+        .collect();
+    let sources: Vec<SourceFile> = run.dockerfile.into_iter().collect();
+    let findings = Findings {
+        diagnostics: &diagnostics,
+        sources: &sources,
+        inputs: &inputs,
+        failed_inputs: &run.failed,
+        images: &summaries,
+    };
+    print_report(&args.report, &resolved.engine, &findings, out)?;
+    Ok(if !run.failed.is_empty() {
+        ExitCode::from(EXIT_ERROR)
+    } else {
+        exit_for(&diagnostics, resolved.threshold)
+    })
 }
 
 /// What reading and linting the images gave.
@@ -118,11 +179,11 @@ pub fn lint_images(args: &ImageArgs, engine: &Engine) -> anyhow::Result<ImageRun
         failed: Vec::new(),
         dockerfile,
     };
-    for reference in &args.refs {
+    for reference in &references(args)? {
         if show_progress {
-            let bar = PROGRESS
-                .get_or_init(|| indicatif::ProgressBar::new_spinner().with_message("layers read"));
+            let bar = PROGRESS.get_or_init(indicatif::ProgressBar::new_spinner);
             bar.reset();
+            bar.set_message(format!("{reference}: layers read"));
         }
         let before = cache.as_ref().map(|cache| cache.stats());
         let outcome = load_and_lint(reference, &options, engine, run.dockerfile.as_ref()).map(
@@ -157,6 +218,43 @@ pub fn lint_images(args: &ImageArgs, engine: &Engine) -> anyhow::Result<ImageRun
         eprintln!("note: the layer cache was not fully written: {error}");
     }
     Ok(run)
+}
+
+/// The images this run scans: the REFs, then those `--from-file` lists, each once; of them, with
+/// `--shard` or `--shard-count`, this process's shard (see [`image_list`]).
+fn references(args: &ImageArgs) -> anyhow::Result<Vec<String>> {
+    let mut named = args.refs.clone();
+    if let Some(path) = &args.from_file {
+        named.extend(image_list::read_list(path)?);
+    }
+    let all = image_list::dedup(named);
+    if all.is_empty() {
+        let file = args.from_file.as_deref().unwrap_or(Path::new("-"));
+        bail!(
+            "no image to scan: --from-file {} lists no reference",
+            file.display()
+        );
+    }
+    let shard = match (args.shard, args.shard_count) {
+        (Some(shard), _) => shard,
+        (None, Some(count)) => {
+            let index = std::env::var(JOB_COMPLETION_INDEX).ok();
+            Shard::from_job_index(index.as_deref(), count)?
+        }
+        (None, None) => return Ok(all),
+    };
+    let total = all.len();
+    let mine: Vec<String> = all
+        .into_iter()
+        .filter(|reference| shard.takes(reference))
+        .collect();
+    if !args.quiet {
+        eprintln!(
+            "cudalint: shard {shard}: {} of the {total} images",
+            mine.len()
+        );
+    }
+    Ok(mine)
 }
 
 /// Adds to `linted` the predicting Dockerfile findings the image confirms or clears, each with its
