@@ -134,6 +134,84 @@ fn plain_http_gives_the_docker_archive_findings_for_gzip_and_zstd_layers() {
     assert_eq!(findings(&output.stdout, &reference), expected);
 }
 
+/// `--dockerfile` links findings to instructions as with the archive; `facts` names the image; several
+/// references are one report, a failing one reported while the others are read.
+#[test]
+fn dockerfile_facts_and_several_references_take_registry_references() {
+    let Some(env) = RegistryEnv::get("dockerfile_facts_and_several_references") else {
+        return;
+    };
+    let scratch = Scratch::new("dockerfile");
+    let registry = Registry::start(&scratch, &env.storage, "", None);
+    let dockerfile =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/image/torch-cupti-missing/Dockerfile");
+    let dockerfile = dockerfile.display().to_string();
+    let related = |stdout: &[u8]| -> Vec<String> {
+        let report: serde_json::Value = serde_json::from_slice(stdout).unwrap();
+        let mut lines: Vec<String> = report["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|finding| format!("{} {}", finding["code"], finding["related"]))
+            .collect();
+        lines.sort();
+        lines
+    };
+    let archive_ref = format!(
+        "docker-archive:{}",
+        env.docker_archive("torch-cupti-missing").display()
+    );
+    let from_archive = scan(
+        &scratch.0,
+        &archive_ref,
+        &["--no-cache", "--dockerfile", &dockerfile],
+        &[],
+    );
+    assert_read(&from_archive);
+    let reference = format!("registry:{}/{TORCH}:gzip", registry.host());
+    let from_registry = scan(
+        &scratch.0,
+        &reference,
+        &["--no-cache", "--dockerfile", &dockerfile],
+        &[],
+    );
+    assert_read(&from_registry);
+    assert!(
+        text(&from_registry.stdout).contains("layer"),
+        "related instructions"
+    );
+    assert_eq!(
+        related(&from_registry.stdout),
+        related(&from_archive.stdout)
+    );
+
+    let facts = cudalint(
+        &scratch.0,
+        &[
+            "facts",
+            "registry:nvcr.io/nvidia/cuda:12.4.1-runtime-ubuntu22.04",
+        ],
+        &[],
+    );
+    assert_eq!(facts.status.code(), Some(0), "{}", text(&facts.stderr));
+    assert!(
+        text(&facts.stdout).contains("variant: runtime"),
+        "{}",
+        text(&facts.stdout)
+    );
+
+    let missing = format!("registry:{}/{TORCH}:missing", registry.host());
+    let fleet = cudalint(
+        &scratch.0,
+        &["image", "--format", "json", "--quiet", &reference, &missing],
+        &[],
+    );
+    assert_eq!(fleet.status.code(), Some(2), "{}", text(&fleet.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&fleet.stdout).unwrap();
+    assert_eq!(report["failed_inputs"].as_array().unwrap().len(), 1);
+    assert!(!report["findings"].as_array().unwrap().is_empty());
+}
+
 #[test]
 fn an_index_picks_the_platform_and_lists_what_it_has() {
     let Some(env) = RegistryEnv::get("an_index_picks_the_platform") else {
