@@ -675,6 +675,100 @@ fn a_manifest_over_4_mib_is_refused() {
     assert_failed(&huge, &["4194304-byte limit"]);
 }
 
+/// A proxy in front of the real registry that cuts the first download of `blob` after `cut_after`
+/// bytes of its answer, as a dropped connection would; it returns its port and the requests it saw.
+fn cutting_proxy(
+    upstream: u16,
+    blob: &'static str,
+    cut_after: usize,
+) -> (u16, Arc<Mutex<Vec<String>>>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = seen.clone();
+    let cut_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    std::thread::spawn(move || {
+        for client in listener.incoming().flatten() {
+            let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else {
+                continue;
+            };
+            // Armed when this connection carries the first plain GET of the blob.
+            let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let (mut from_client, mut to_server) =
+                (client.try_clone().unwrap(), server.try_clone().unwrap());
+            let (record, cut_done, arm) = (record.clone(), cut_done.clone(), armed.clone());
+            std::thread::spawn(move || {
+                let mut buffer = [0u8; 16 << 10];
+                while let Ok(count) = from_client.read(&mut buffer) {
+                    if count == 0 {
+                        break;
+                    }
+                    let request = String::from_utf8_lossy(&buffer[..count]).to_string();
+                    if request.starts_with("GET ") {
+                        record.lock().unwrap().push(
+                            request.lines().next().unwrap_or("").to_string()
+                                + if request.to_ascii_lowercase().contains("\r\nrange:") {
+                                    " (range)"
+                                } else {
+                                    ""
+                                },
+                        );
+                        if request.contains(blob)
+                            && !request.to_ascii_lowercase().contains("\r\nrange:")
+                            && !cut_done.swap(true, std::sync::atomic::Ordering::SeqCst)
+                        {
+                            arm.store(true, std::sync::atomic::Ordering::SeqCst);
+                        }
+                    }
+                    if to_server.write_all(&buffer[..count]).is_err() {
+                        break;
+                    }
+                }
+            });
+            let (mut from_server, mut to_client) = (server, client);
+            std::thread::spawn(move || {
+                let mut buffer = [0u8; 16 << 10];
+                let mut since_armed = 0;
+                while let Ok(count) = from_server.read(&mut buffer) {
+                    if count == 0 {
+                        break;
+                    }
+                    if armed.load(std::sync::atomic::Ordering::SeqCst) {
+                        since_armed += count;
+                        if since_armed > cut_after {
+                            let _ = to_client.shutdown(std::net::Shutdown::Both);
+                            let _ = from_server.shutdown(std::net::Shutdown::Both);
+                            break;
+                        }
+                    }
+                    if to_client.write_all(&buffer[..count]).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn a_dropped_download_resumes_with_range() {
+    let Some(env) = RegistryEnv::get("a_dropped_download_resumes_with_range") else {
+        return;
+    };
+    let scratch = Scratch::new("resume");
+    let registry = Registry::start(&scratch, &env.storage, "", None);
+    let layer = "sha256:b78cd60bed83be021df9118fd8e7cdf53a2937fb0f926750e0de785a1bd8051d";
+    let (port, seen) = cutting_proxy(registry.port, layer, 300 << 10);
+    let reference = format!("registry:127.0.0.1:{port}/fixture/debug-env:v2s2");
+    let output = scan(&scratch.0, &reference, &["--no-cache", "--jobs", "1"], &[]);
+    assert_read(&output);
+    let seen = seen.lock().unwrap();
+    let asked: Vec<&String> = seen.iter().filter(|line| line.contains(layer)).collect();
+    assert_eq!(asked.len(), 2, "once whole, once resumed: {seen:?}");
+    assert!(asked[1].ends_with("(range)"), "{seen:?}");
+}
+
 #[test]
 fn a_registry_that_never_answers_hits_the_timeout() {
     let scratch = Scratch::new("silent");
