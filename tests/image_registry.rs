@@ -1,6 +1,6 @@
 //! `cudalint image registry:…` against a real registry (Debian's docker-registry, distribution
 //! 2.8.2) started per test on 127.0.0.1 over the storage `scripts/registry-test-env up` pushed the
-//! fixture images into with skopeo: plain HTTP, TLS with a self-signed certificate trusted through
+//! fixture images into with skopeo: plain HTTP, TLS with a certificate from a private CA trusted through
 //! certs.d, htpasswd (bcrypt) Basic auth, and token auth with a token issuer the test runs (the
 //! registry verifies its JWTs). Findings must equal the docker-archive source's; credentials,
 //! damage, silence, size bounds and redirects must each end as the issue says.
@@ -8,7 +8,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -17,8 +17,8 @@ use base64::Engine as _;
 #[path = "support/registry_env.rs"]
 mod registry_env;
 use registry_env::{
-    blob_data, copy_storage, cudalint, tag_digest, text, wait_for_port, Registry, RegistryEnv,
-    Scratch,
+    blob_data, copy_storage, cudalint, cutting_proxy, serve, tag_digest, text, wait_for_port,
+    Issuer, Registry, RegistryEnv, Scratch,
 };
 
 const TORCH: &str = "fixture/torch-cupti-missing";
@@ -396,60 +396,6 @@ fn credential_helpers_are_asked_and_a_failing_one_is_reported() {
     );
 }
 
-/// The test's token issuer (tests/support/registry_token_issuer.py), stopped on drop.
-struct Issuer {
-    child: Child,
-    port: u16,
-    cert: std::path::PathBuf,
-}
-
-impl Issuer {
-    fn start(scratch: &Scratch, args: &[&str]) -> Issuer {
-        let cert = scratch.path("issuer.crt");
-        let port_file = scratch.path("issuer.port");
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/support/registry_token_issuer.py");
-        let child = Command::new("python3")
-            .arg(script)
-            .arg(&cert)
-            .arg(&port_file)
-            .args([
-                "--issuer",
-                "cudalint-test-issuer",
-                "--service",
-                "cudalint-test",
-            ])
-            .args(args)
-            .spawn()
-            .expect("python3 with cryptography (scripts/registry-test-env installs it)");
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let port = loop {
-            if let Ok(port) = std::fs::read_to_string(&port_file) {
-                break port.trim().parse().unwrap();
-            }
-            assert!(Instant::now() < deadline, "the token issuer did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        Issuer { child, port, cert }
-    }
-
-    fn registry_auth(&self) -> String {
-        format!(
-            "auth:\n  token:\n    realm: http://127.0.0.1:{}/token\n    service: cudalint-test\n    \
-             issuer: cudalint-test-issuer\n    rootcertbundle: {}",
-            self.port,
-            self.cert.display()
-        )
-    }
-}
-
-impl Drop for Issuer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 #[test]
 fn token_auth_with_credentials_and_anonymously() {
     let Some(env) = RegistryEnv::get("token_auth") else {
@@ -612,41 +558,6 @@ fn a_missing_tag_is_exit_2_and_lists_nothing() {
     assert!(findings_or_empty(&missing.stdout).is_empty());
 }
 
-/// Serves every connection with `answer(request head)`: (status line, extra headers, body).
-fn serve(answer: impl Fn(&str) -> (String, String, Vec<u8>) + Send + 'static) -> u16 {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    std::thread::spawn(move || {
-        for mut stream in listener.incoming().flatten() {
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            // A TLS ClientHello (cudalint tries HTTPS first): answered as a plain HTTP server does.
-            if reader
-                .fill_buf()
-                .map_or(true, |bytes| bytes.first() == Some(&0x16))
-            {
-                let _ = stream.write_all(b"HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n");
-                continue;
-            }
-            let mut head = String::new();
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                head.push_str(&line);
-            }
-            let (status, headers, body) = answer(&head);
-            let _ = write!(
-                stream,
-                "HTTP/1.1 {status}\r\n{headers}Content-Length: {}\r\nConnection: close\r\n\r\n",
-                body.len()
-            );
-            let _ = stream.write_all(&body);
-        }
-    });
-    port
-}
-
 /// distribution itself refuses to read a manifest over 4 MiB from its storage ("read exceeds
 /// limit"), so a registry that sends one is stood in for by a plain HTTP server.
 #[test]
@@ -673,82 +584,6 @@ fn a_manifest_over_4_mib_is_refused() {
         &[],
     );
     assert_failed(&huge, &["4194304-byte limit"]);
-}
-
-/// A proxy in front of the real registry that cuts the first download of `blob` after `cut_after`
-/// bytes of its answer, as a dropped connection would; it returns its port and the requests it saw.
-fn cutting_proxy(
-    upstream: u16,
-    blob: &'static str,
-    cut_after: usize,
-) -> (u16, Arc<Mutex<Vec<String>>>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let record = seen.clone();
-    let cut_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    std::thread::spawn(move || {
-        for client in listener.incoming().flatten() {
-            let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else {
-                continue;
-            };
-            // Armed when this connection carries the first plain GET of the blob.
-            let armed = Arc::new(std::sync::atomic::AtomicBool::new(false));
-            let (mut from_client, mut to_server) =
-                (client.try_clone().unwrap(), server.try_clone().unwrap());
-            let (record, cut_done, arm) = (record.clone(), cut_done.clone(), armed.clone());
-            std::thread::spawn(move || {
-                let mut buffer = [0u8; 16 << 10];
-                while let Ok(count) = from_client.read(&mut buffer) {
-                    if count == 0 {
-                        break;
-                    }
-                    let request = String::from_utf8_lossy(&buffer[..count]).to_string();
-                    if request.starts_with("GET ") {
-                        record.lock().unwrap().push(
-                            request.lines().next().unwrap_or("").to_string()
-                                + if request.to_ascii_lowercase().contains("\r\nrange:") {
-                                    " (range)"
-                                } else {
-                                    ""
-                                },
-                        );
-                        if request.contains(blob)
-                            && !request.to_ascii_lowercase().contains("\r\nrange:")
-                            && !cut_done.swap(true, std::sync::atomic::Ordering::SeqCst)
-                        {
-                            arm.store(true, std::sync::atomic::Ordering::SeqCst);
-                        }
-                    }
-                    if to_server.write_all(&buffer[..count]).is_err() {
-                        break;
-                    }
-                }
-            });
-            let (mut from_server, mut to_client) = (server, client);
-            std::thread::spawn(move || {
-                let mut buffer = [0u8; 16 << 10];
-                let mut since_armed = 0;
-                while let Ok(count) = from_server.read(&mut buffer) {
-                    if count == 0 {
-                        break;
-                    }
-                    if armed.load(std::sync::atomic::Ordering::SeqCst) {
-                        since_armed += count;
-                        if since_armed > cut_after {
-                            let _ = to_client.shutdown(std::net::Shutdown::Both);
-                            let _ = from_server.shutdown(std::net::Shutdown::Both);
-                            break;
-                        }
-                    }
-                    if to_client.write_all(&buffer[..count]).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-    });
-    (port, seen)
 }
 
 #[test]
