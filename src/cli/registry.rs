@@ -46,3 +46,19 @@ fn parse_timeout(text: &str) -> Result<Duration, String> {
         )),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timeouts_take_seconds_and_minutes() {
+        assert_eq!(parse_timeout("30"), Ok(Duration::from_secs(30)));
+        assert_eq!(parse_timeout("2.5"), Ok(Duration::from_millis(2500)));
+        assert_eq!(parse_timeout("90s"), Ok(Duration::from_secs(90)));
+        assert_eq!(parse_timeout("2m"), Ok(Duration::from_secs(120)));
+        for bad in ["0", "-1", "x", "", "2h", "100000"] {
+            assert!(parse_timeout(bad).is_err(), "{bad}");
+        }
+    }
+}
