@@ -275,7 +275,7 @@ fn a_list_file_takes_comments_blank_lines_and_duplicates() {
     drop(child.stdin.take());
     let output = child.wait_with_output().unwrap();
     assert_eq!(output.status.code(), Some(0));
-    assert_eq!(covered(&json(&output)), [clean.clone()]);
+    assert_eq!(covered(&json(&output)), std::slice::from_ref(&clean));
 
     // A list of nothing, or no list at all, is an error, not a clean run.
     let empty = dir.path("empty.txt");
@@ -385,8 +385,7 @@ fn shards_run_at_once_on_one_cache_cover_the_list_exactly_once() {
     }
 
     // A Kubernetes Indexed Job's pod finds its shard in JOB_COMPLETION_INDEX.
-    for index in 0..shards {
-        let by_flag = &reports[index];
+    for (index, by_flag) in reports.iter().enumerate() {
         let output = cudalint(
             &cache,
             &[

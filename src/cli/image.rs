@@ -62,7 +62,7 @@ pub struct ImageArgs {
     /// CUDALINT_CACHE_MAX_BYTES, default 2G).
     #[arg(long)]
     pub no_cache: bool,
-    /// No progress bar.
+    /// No progress bar, nor the line that says how many images a shard takes.
     #[arg(long)]
     pub quiet: bool,
     #[command(flatten)]
@@ -244,10 +244,15 @@ fn references(args: &ImageArgs) -> anyhow::Result<Vec<String>> {
         (None, None) => return Ok(all),
     };
     let total = all.len();
-    let mine: Vec<String> = all
+    let mut mine: Vec<String> = all
         .into_iter()
         .filter(|reference| shard.takes(reference))
         .collect();
+    // Shards started at once on one cache, each walking its images in list order, would reach each
+    // base (a list is often sorted by repository) at the same moment and all read it cold; each
+    // starts a fraction index/count into its own list instead, where the others get later.
+    let start = image_list::start_of(shard, mine.len());
+    mine.rotate_left(start);
     if !args.quiet {
         eprintln!(
             "cudalint: shard {shard}: {} of the {total} images",

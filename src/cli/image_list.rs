@@ -11,6 +11,10 @@
 //! same images from night to night), and a shard re-run scans the same images. The price is balance:
 //! shards differ by a few per cent on a large list (binomially: 10,000 images in 8 shards, 1,250 ± 33),
 //! and a short list can leave a shard empty, which is a clean run, not an error.
+//!
+//! Each shard scans its images in list order, starting `I/N` of the way into its own list and
+//! wrapping around: shards started at once on one shared layer cache then begin among different base
+//! images, where a list sorted by repository would have them all read the first base cold at once.
 
 use std::io::Read;
 use std::path::Path;
@@ -89,6 +93,13 @@ pub fn shard_of(reference: &str, count: u64) -> u64 {
     let mut first = [0u8; 8];
     first.copy_from_slice(&digest[..8]);
     u64::from_be_bytes(first) % count
+}
+
+/// Where in its own list of `len` references `shard` starts scanning: `index/count` of the way in,
+/// so that shards running at once on one shared cache start among different bases.
+pub fn start_of(shard: Shard, len: usize) -> usize {
+    let len = len as u128;
+    (len * u128::from(shard.index) / u128::from(shard.count)) as usize
 }
 
 /// The references in a list file's text: one a line, surrounding blanks trimmed; blank lines are
@@ -191,6 +202,17 @@ mod tests {
             shard_of("a", 1 << 32),
             u64::from_be_bytes([0xca, 0x97, 0x81, 0x12, 0xca, 0x1b, 0xbd, 0xca]) % (1 << 32)
         );
+    }
+
+    #[test]
+    fn shards_start_spread_over_their_lists() {
+        let shard = |index| Shard { index, count: 4 };
+        assert_eq!(
+            (0..4).map(|i| start_of(shard(i), 100)).collect::<Vec<_>>(),
+            [0, 25, 50, 75]
+        );
+        assert_eq!(start_of(shard(3), 0), 0);
+        assert_eq!(start_of(shard(3), 1), 0);
     }
 
     #[test]
