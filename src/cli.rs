@@ -25,6 +25,7 @@ use crate::source::SourceFile;
 
 mod image;
 mod image_list;
+mod registry;
 
 /// Exit status when findings reach the failure threshold.
 const EXIT_FINDINGS: u8 = 1;

@@ -34,8 +34,9 @@ pub(super) struct ImageCommandArgs {
 #[derive(Debug, Args)]
 pub struct ImageArgs {
     /// Images: docker-archive:PATH[:TAG], oci-archive:PATH[:TAG], oci:DIR[:TAG], rootfs:DIR,
-    /// docker-daemon:NAME, a path (tar or directory), or an image name or ID in the Docker engine.
-    /// Several are scanned into one report; one that cannot be read is reported and the others go on.
+    /// docker-daemon:NAME, registry:[HOST/]REPO[:TAG][@DIGEST] (or docker://…), a path (tar or
+    /// directory), or an image name or ID in the Docker engine. Several are scanned into one report;
+    /// one that cannot be read is reported and the others go on.
     #[arg(value_name = "REF", required_unless_present = "from_file")]
     pub refs: Vec<String>,
     /// Also scan the references listed in FILE, one a line (`#` comments, blank lines skipped;
@@ -64,6 +65,8 @@ pub struct ImageArgs {
     /// No progress bar, nor the line that says how many images a shard takes.
     #[arg(long)]
     pub quiet: bool,
+    #[command(flatten)]
+    pub registry: super::registry::RegistryArgs,
 }
 
 /// `cudalint image`: lints the images and prints one report of them all.
@@ -146,6 +149,7 @@ pub fn lint_images(args: &ImageArgs, engine: &Engine) -> anyhow::Result<ImageRun
         image_config: args.image_config.clone(),
         on_layer: show_progress.then_some(layer_done as fn(u64)),
         cache: cache.clone(),
+        registry: args.registry.options(),
     };
     // The Dockerfile's findings that predict what the image holds (CU113, CU120, CU127, CU128), linted
     // once; each image confirms or clears them.

@@ -1,12 +1,14 @@
 //! Where an image comes from. Every source ends in the same [`LoadedImage`]: the config and each
 //! layer's changes in manifest order, so every source gives identical results. References follow
 //! skopeo's transports: `docker-archive:PATH[:TAG]`, `oci-archive:PATH[:TAG]`, `oci:DIR[:TAG]`,
-//! `rootfs:DIR`, `docker-daemon:NAME`, a bare path (a tar or a directory, detected), or else an image
-//! name or ID in the Docker engine.
+//! `rootfs:DIR`, `docker-daemon:NAME`, `registry:REF` and `docker://REF` (straight from a registry,
+//! see `registry/`), a bare path (a tar or a directory, detected), or else an image name or ID in the
+//! Docker engine.
 
 mod blobs;
 pub mod engine;
 mod layout;
+pub mod registry;
 mod rootfs;
 
 use std::path::{Path, PathBuf};
@@ -41,6 +43,8 @@ pub enum ImageSource {
     Path(PathBuf),
     Rootfs(PathBuf),
     Engine(String),
+    /// `registry:REF` or `docker://REF`.
+    Registry(registry::Reference),
 }
 
 /// Options every source takes.
@@ -54,6 +58,8 @@ pub struct LoadOptions {
     /// Where layer facts are looked up before a blob is read and written after; `None` reads every
     /// layer from its blob and writes nothing (`--no-cache`).
     pub cache: Option<Arc<LayerCache>>,
+    /// Jobs, timeout and plain-HTTP hosts for `registry:` references.
+    pub registry: registry::RegistryOptions,
 }
 
 /// An image as read from its source: config and layers (lowest first).
@@ -80,6 +86,13 @@ impl ImageSource {
         }
         if let Some(rest) = reference.strip_prefix("rootfs:") {
             return Ok(ImageSource::Rootfs(PathBuf::from(rest)));
+        }
+        for transport in ["registry:", "docker://"] {
+            if let Some(rest) = reference.strip_prefix(transport) {
+                let parsed = registry::Reference::parse(rest)
+                    .map_err(|error| anyhow::anyhow!("{reference}: {error:#}"))?;
+                return Ok(ImageSource::Registry(parsed));
+            }
         }
         if let Some(rest) = reference.strip_prefix("docker-daemon:") {
             anyhow::ensure!(!rest.is_empty(), "docker-daemon: needs an image name or ID");
@@ -142,6 +155,7 @@ impl ImageSource {
                 })
             }
             ImageSource::Engine(name) => engine::load(name, options),
+            ImageSource::Registry(reference) => registry::load(reference, options),
         }
     }
 
@@ -150,6 +164,7 @@ impl ImageSource {
     pub fn image_name(&self) -> Option<&str> {
         match self {
             ImageSource::Engine(name) => Some(name),
+            ImageSource::Registry(reference) => Some(&reference.written),
             ImageSource::DockerArchive { .. }
             | ImageSource::OciArchive { .. }
             | ImageSource::OciDir { .. }
