@@ -39,7 +39,9 @@ struct ChangeRecord {
 enum ChangeKind {
     File {
         size: u64,
-        captured: Option<CapturedRecord>,
+        /// Boxed: most files capture nothing, and an ELF record is large (serde encodes a box as
+        /// its content, so the format is the same).
+        captured: Option<Box<CapturedRecord>>,
     },
     Dir,
     Symlink(String),
@@ -75,9 +77,11 @@ impl ChangeRecord {
         let change = match &entry.change {
             Change::File { size, captured } => ChangeKind::File {
                 size: *size,
-                captured: captured.as_deref().map(|captured| match captured {
-                    Captured::Elf(facts) => CapturedRecord::Elf(ElfRecord::from_facts(facts)),
-                    Captured::Text(text) => CapturedRecord::Text(text.clone()),
+                captured: captured.as_deref().map(|captured| {
+                    Box::new(match captured {
+                        Captured::Elf(facts) => CapturedRecord::Elf(ElfRecord::from_facts(facts)),
+                        Captured::Text(text) => CapturedRecord::Text(text.clone()),
+                    })
                 }),
             },
             Change::Dir => ChangeKind::Dir,
@@ -99,7 +103,7 @@ impl ChangeRecord {
             ChangeKind::File { size, captured } => Change::File {
                 size,
                 captured: captured.map(|captured| {
-                    Arc::new(match captured {
+                    Arc::new(match *captured {
                         CapturedRecord::Elf(record) => Captured::Elf(record.into_facts()),
                         CapturedRecord::Text(text) => Captured::Text(text),
                     })
