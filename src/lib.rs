@@ -23,6 +23,7 @@ pub mod paths;
 pub mod plugin;
 pub mod prediction;
 pub mod render;
+pub mod server;
 pub mod source;
 pub mod suppress;
 pub mod units;
