@@ -183,3 +183,17 @@ def test_the_server_exits_when_the_client_disappears():
     except BrokenPipeError:
         pass
     assert proc.wait(timeout=TIMEOUT) == 1
+
+
+def test_utf8_positions_when_the_client_offers_them():
+    client = RawClient()
+    result = client.request("initialize", {"processId": None, "rootUri": None, "capabilities": {
+        "general": {"positionEncodings": ["utf-8", "utf-16"]}}})
+    assert result["result"]["capabilities"]["positionEncoding"] == "utf-8"
+    client.notify("initialized", {})
+    uri = "file:///tmp/cudalint-lsp-test/Dockerfile"
+    line = 'RUN echo "𝄞 é" && apt-get update && apt-get install -y curl'
+    client.open(uri, "FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\n" + line + "\n")
+    cu104 = next(d for d in client.diagnostics(uri, 1) if d["code"] == "CU104")
+    assert cu104["range"]["start"] == {"line": 1, "character": line.encode().index(b"apt-get")}
+    assert client.close() == 1

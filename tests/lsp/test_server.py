@@ -279,15 +279,16 @@ async def test_a_file_that_does_not_parse_shows_cu001_and_the_server_goes_on(
 
 async def test_utf16_positions_past_non_ascii_text(client: LanguageClient, tmp_path: pathlib.Path):
     path = tmp_path / "Dockerfile"
-    # `𝄞` is two UTF-16 code units and four UTF-8 bytes.
-    text = 'LABEL note="𝄞 é"\nFROM nvidia/cuda:12.1.0-devel-ubuntu22.04\n'
+    # `𝄞` is two UTF-16 code units and four UTF-8 bytes; CU104 starts after it.
+    text = 'FROM nvidia/cuda:12.1.0-devel-ubuntu22.04\nRUN echo "𝄞 é" && apt-get update && apt-get install -y curl\n'
     path.write_text(text)
     diagnostics = await open_and_wait(client, path, text)
     cli = {f["code"]: f for f in cli_json(path)}
+    assert "CU104" in cli and cli["CU104"]["location"]["line"] == 2
     for diagnostic in diagnostics:
         location = cli[diagnostic.code]["location"]
-        if location["line"] is None:
-            continue
         line = text.splitlines()[location["line"] - 1]
         utf16 = len(line[: location["column"] - 1].encode("utf-16-le")) // 2
         assert diagnostic.range.start.character == utf16, (diagnostic, location)
+    cu104 = next(d for d in diagnostics if d.code == "CU104")
+    assert cu104.range.start.character == cli["CU104"]["location"]["column"] - 1 + 1
