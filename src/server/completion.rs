@@ -105,7 +105,7 @@ fn tag_items(engine: &Engine, range: lsp_types::Range) -> Vec<CompletionItem> {
         .iter()
         .filter(|release| release.status != ReleaseStatus::Removed)
         .collect();
-    releases.sort_by(|a, b| b.version.cmp(&a.version));
+    releases.sort_by_key(|release| std::cmp::Reverse(release.version));
     let mut items: Vec<CompletionItem> = Vec::new();
     for release in releases {
         let eol = release.status == ReleaseStatus::Eol;
