@@ -72,6 +72,10 @@ enum Command {
     },
     /// Install this binary as the Docker CLI plugin `docker cudalint`.
     InstallPlugin(InstallPluginArgs),
+    /// Serve the Language Server Protocol on stdin/stdout, for editors
+    /// (see docs/editors.md).
+    #[command(alias = "lsp")]
+    Server,
     /// Print a shell completion script.
     Completions {
         #[arg(value_enum)]
@@ -303,6 +307,10 @@ pub fn main_with(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exi
             });
         }
     };
+    // The server owns stdin and stdout for the protocol.
+    if matches!(cli.command, Some(Command::Server)) {
+        return Ok(crate::server::run());
+    }
     let stdout = io::stdout();
     let mut out = io::BufWriter::new(stdout.lock());
     let code = run(cli, &mut out)?;
@@ -328,6 +336,7 @@ pub fn run(cli: Cli, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
             crate::facts::run(&args, &knowledge, out)
         }
         Some(Command::InstallPlugin(args)) => install_plugin(&args, out),
+        Some(Command::Server) => Ok(crate::server::run()),
         Some(Command::Completions { shell }) => {
             clap_complete::generate(shell, &mut Cli::command(), "cudalint", out);
             Ok(ExitCode::SUCCESS)

@@ -25,6 +25,7 @@ pub mod plugin;
 pub mod prediction;
 pub mod render;
 pub mod rule_meta;
+pub mod server;
 pub mod source;
 pub mod suppress;
 pub mod units;

@@ -145,6 +145,23 @@ pub fn long_compile(
     facts: &BuildFacts,
 ) -> Option<Compile> {
     let compiles = &facts.compiles;
+    // Most RUNs compile nothing: only a build from source, or an install of
+    // a known heavy project, can be a long compile (the loop below skips
+    // every other command). Only such a RUN needs the stage's ENV, a walk of
+    // every instruction before it, which per RUN made the rule quadratic.
+    let may_compile = step.commands.iter().any(|command| {
+        command.reach != Reach::Skipped
+            && source_build_target(program_words(command)).is_some_and(|build| {
+                build.from_source
+                    || compiles
+                        .projects
+                        .iter()
+                        .any(|project| names_project(&build.target, project))
+            })
+    });
+    if !may_compile {
+        return None;
+    }
     let stage_env = env_before(ctx, stage, step.instruction);
     let set_in = |vars: &[String], pairs: &[(String, String)]| -> Option<String> {
         vars.iter()
