@@ -98,8 +98,16 @@ fn classify(command: &ShellCommand, step: &[ShellCommand], key: &CudaRepoKey) ->
     };
     let program = base_name(&program.text);
     let any = |test: &dyn Fn(&Word) -> bool| args.iter().any(test);
-    // `apt-key del 7fa2af80` removes the retired key: not an add.
-    if program == "apt-key" && any(&|w| w.text == "del") {
+    // `apt-key del 7fa2af80` removes the retired key, and `apt-key adv --export KEY` (NVIDIA's old
+    // recipes export the fetched key to check its sha256) or `list` read it: none of them adds one.
+    if program == "apt-key"
+        && any(&|w| {
+            matches!(
+                w.text.as_str(),
+                "del" | "export" | "exportall" | "list" | "finger" | "--export" | "--list-keys" | "--fingerprint"
+            )
+        })
+    {
         return KeyStep::Other;
     }
     let new_key_id = key.new_key_id.to_ascii_uppercase();
