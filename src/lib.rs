@@ -26,4 +26,5 @@ pub mod render;
 pub mod source;
 pub mod suppress;
 pub mod units;
+pub mod unix_fs;
 pub mod wildcard;
