@@ -22,6 +22,8 @@ use crate::source::SourceFile;
 pub struct ImageArgs {
     /// Images: docker-archive:PATH[:TAG], oci-archive:PATH[:TAG], oci:DIR[:TAG], rootfs:DIR,
     /// docker-daemon:NAME, a path (tar or directory), or an image name or ID in the Docker engine.
+    /// The engine is reached through DOCKER_HOST, the docker context or /var/run/docker.sock; a
+    /// unix:// socket only from Unix hosts (on Windows: npipe:// or tcp://, or an archive).
     #[arg(value_name = "REF", required = true)]
     pub refs: Vec<String>,
     /// Image config JSON for a rootfs: source (env, labels, history).
