@@ -279,7 +279,7 @@ fn parse_build_arg(text: &str) -> Result<(String, String), String> {
 /// Parse `args` and run; usage errors print clap's message and give 2
 /// (help and version give 0). Errors are for the caller to print.
 pub fn main_with(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<ExitCode> {
-    let mut command = Cli::command();
+    let mut command = Cli::command().version(version_line());
     let args = match plugin::classify(args.into_iter().collect()) {
         plugin::Invocation::Metadata => {
             println!("{}", serde_json::to_string_pretty(&plugin::metadata())?);
@@ -316,6 +316,24 @@ pub fn main_with(args: impl IntoIterator<Item = OsString>) -> anyhow::Result<Exi
     let code = run(cli, &mut out)?;
     out.flush()?;
     Ok(code)
+}
+
+/// What `--version` prints after the name: the release (Cargo.toml's, the
+/// one the wheels, archives, image labels and action carry) and the date the
+/// built-in knowledge was last checked, since a linter's advice is only as
+/// current as its catalogue.
+fn version_line() -> &'static str {
+    static LINE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    LINE.get_or_init(|| {
+        let release = env!("CARGO_PKG_VERSION");
+        match Knowledge::embedded()
+            .ok()
+            .and_then(|knowledge| knowledge.checked)
+        {
+            Some(checked) => format!("{release} (knowledge checked {checked})"),
+            None => release.to_string(),
+        }
+    })
 }
 
 /// Run a parsed command line, writing results to `out`.

@@ -29,4 +29,5 @@ pub mod server;
 pub mod source;
 pub mod suppress;
 pub mod units;
+pub mod unix_fs;
 pub mod wildcard;

@@ -3,9 +3,9 @@
 //! repository with the environment the runner gives them (inputs through
 //! `env:`, `GITHUB_OUTPUT`, `GITHUB_PATH`, `RUNNER_TEMP`). The YAML is read
 //! with PyYAML from the pre-commit environment `scripts/install-precommit`
-//! makes. The install step (`cargo install --path`) is not run here:
-//! `tests/precommit.rs` builds the same way; the lint step runs the binary
-//! under test, put first on PATH.
+//! makes. The install step (scripts/action-install, which downloads a
+//! release) is run by `tests/install.rs` against a local server; the lint
+//! step here runs the binary under test, put first on PATH.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -168,11 +168,16 @@ fn the_action_declares_its_inputs_and_uploads_sarif_only_when_asked() {
         .unwrap()
         .contains("inputs.sarif == 'true'"));
     assert_eq!(upload["with"]["sarif_file"], "${{ inputs.sarif-file }}");
+    // The install step runs scripts/action-install (tests/install.rs runs it against a local server),
+    // which keeps `cargo install` as the fallback where no release binary exists.
     let install = step(&action, "Install cudalint");
     assert!(install["run"]
         .as_str()
         .unwrap()
-        .contains("cargo install --locked"));
+        .contains("$ACTION_PATH/scripts/action-install"));
+    let script = std::fs::read_to_string(Path::new(REPO).join("scripts/action-install")).unwrap();
+    assert!(script.contains("cargo install --locked"));
+    assert!(action["inputs"]["version"].is_object());
     assert_eq!(
         action["outputs"]["exit-code"]["value"],
         "${{ steps.lint.outputs.exit-code }}"

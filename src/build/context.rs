@@ -10,10 +10,10 @@
 //! stops the command before the engine is asked anything; [`BuildContext::write_tar`] then streams
 //! the entries, reading each file as it goes.
 
+use crate::unix_fs::{FileTypeExt, MetadataExt};
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::{self, Read, Write};
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};

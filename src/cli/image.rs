@@ -36,7 +36,9 @@ pub struct ImageArgs {
     /// Images: docker-archive:PATH[:TAG], oci-archive:PATH[:TAG], oci:DIR[:TAG], rootfs:DIR,
     /// docker-daemon:NAME, registry:[HOST/]REPO[:TAG][@DIGEST] (or docker://…), a path (tar or
     /// directory), or an image name or ID in the Docker engine. Several are scanned into one report;
-    /// one that cannot be read is reported and the others go on.
+    /// one that cannot be read is reported and the others go on. The engine is reached through
+    /// DOCKER_HOST, the docker context or /var/run/docker.sock; a unix:// socket only from Unix hosts
+    /// (on Windows: npipe:// or tcp://, a registry, or an archive).
     #[arg(value_name = "REF", required_unless_present = "from_file")]
     pub refs: Vec<String>,
     /// Also scan the references listed in FILE, one a line (`#` comments, blank lines skipped;

@@ -54,9 +54,9 @@
 //!
 //! The engine's export carries no such place: its cached layers stream past hashed (see `engine.rs`).
 
+use crate::unix_fs::MetadataExt;
 use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;

@@ -4,10 +4,10 @@
 //! goes past the content probe once; nothing is written to disk. Layers are read independently (in
 //! parallel where the source allows) and applied in manifest order by `fs.rs`.
 
+use crate::unix_fs::FileExt;
 use std::collections::{HashMap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
 use anyhow::{bail, Context};

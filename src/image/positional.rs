@@ -3,9 +3,9 @@
 //! contents, [`RangeBytes`] hands one file inside it to the content probe (seeking both ways, so the
 //! ELF reader's second pass can go back), and [`hash_range`] digests the whole range in large reads.
 
+use crate::unix_fs::FileExt;
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
-use std::os::unix::fs::FileExt;
 
 use sha2::{Digest, Sha256};
 

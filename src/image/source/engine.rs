@@ -368,18 +368,60 @@ pub fn connect_with_timeout(timeout_s: u64) -> anyhow::Result<(Docker, String)> 
     }
     if let Some(host) = context_host() {
         let docker = if host.starts_with("unix://") {
-            Docker::connect_with_unix(&host, timeout_s, version)
+            connect_with_unix(&host, timeout_s, version)
         } else {
-            Docker::connect_with_http(&host, timeout_s, version)
+            Docker::connect_with_http(&host, timeout_s, version).map_err(Into::into)
         };
         return Ok((
             docker.with_context(|| format!("docker context endpoint {host}"))?,
             host,
         ));
     }
+    default_engine(timeout_s, version)
+}
+
+/// A Unix socket endpoint (the engine's usual transport).
+#[cfg(unix)]
+fn connect_with_unix(
+    socket: &str,
+    timeout_s: u64,
+    version: &bollard::ClientVersion,
+) -> anyhow::Result<Docker> {
+    Ok(Docker::connect_with_unix(socket, timeout_s, version)?)
+}
+
+/// A Unix socket endpoint cannot be reached from a non-Unix host (Windows).
+#[cfg(not(unix))]
+fn connect_with_unix(
+    socket: &str,
+    _timeout_s: u64,
+    _version: &bollard::ClientVersion,
+) -> anyhow::Result<Docker> {
+    anyhow::bail!(
+        "{socket} is a Unix socket, which this host cannot reach: set DOCKER_HOST to a tcp:// or npipe:// endpoint"
+    )
+}
+
+/// The engine's default socket on Unix.
+#[cfg(unix)]
+fn default_engine(
+    timeout_s: u64,
+    version: &bollard::ClientVersion,
+) -> anyhow::Result<(Docker, String)> {
     let docker = Docker::connect_with_unix("unix:///var/run/docker.sock", timeout_s, version)
         .context("cannot reach the Docker engine at /var/run/docker.sock (set DOCKER_HOST)")?;
     Ok((docker, "unix:///var/run/docker.sock".into()))
+}
+
+/// The engine's default endpoint elsewhere (on Windows, Docker Desktop's named pipe).
+#[cfg(not(unix))]
+fn default_engine(
+    _timeout_s: u64,
+    _version: &bollard::ClientVersion,
+) -> anyhow::Result<(Docker, String)> {
+    let docker = Docker::connect_with_defaults()
+        .context("cannot reach the Docker engine at its default endpoint (set DOCKER_HOST)")?;
+    Ok((docker, "the default engine endpoint".into()))
 }
 
 /// The endpoint of the current docker context (`DOCKER_CONTEXT`, else `currentContext` in

@@ -3,10 +3,10 @@
 //! /sys and other mounts are not walked; symlinks are recorded, never followed; files are probed with
 //! real seeks.
 
+use crate::unix_fs::OsStrExt;
+use crate::unix_fs::{FileTypeExt, MetadataExt};
 use std::fs::{self, File};
 use std::io::{self, Read, Seek, SeekFrom};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
 use std::sync::Arc;
 
