@@ -26,7 +26,7 @@ const BINARY: &str = env!("CARGO_BIN_EXE_cudalint");
 struct Release {
     dist: PathBuf,
     version: String,
-    /// The architectures built (x86_64 and aarch64 in CI).
+    /// The architectures built (x86_64 in CI; aarch64 too where asked for).
     arches: Vec<String>,
     image: String,
     wheelhouse: PathBuf,
@@ -229,9 +229,14 @@ fn the_static_binaries_agree_byte_for_byte_and_the_sums_hold() {
     else {
         return;
     };
-    if std::env::var("CI").as_deref() == Ok("true") {
-        assert_eq!(release.arches, ["x86_64", "aarch64"], "CI checks both");
-    } else if release.arches.len() < 2 {
+    // CI builds the host's architecture (a cross-compiled second build costs as much as the rest of
+    // the suite); `CUDALINT_RELEASE_TEST_TARGETS="x86_64 aarch64"` adds aarch64, checked under qemu.
+    assert!(
+        release.arches.iter().any(|arch| arch == "x86_64"),
+        "the host's x86_64 binary is built: {:?}",
+        release.arches
+    );
+    if release.arches.len() < 2 {
         eprintln!("NOTICE: only {:?} built here", release.arches);
     }
     let sums = run(Command::new("sha256sum")

@@ -104,7 +104,14 @@ fn classify(command: &ShellCommand, step: &[ShellCommand], key: &CudaRepoKey) ->
         && any(&|w| {
             matches!(
                 w.text.as_str(),
-                "del" | "export" | "exportall" | "list" | "finger" | "--export" | "--list-keys" | "--fingerprint"
+                "del"
+                    | "export"
+                    | "exportall"
+                    | "list"
+                    | "finger"
+                    | "--export"
+                    | "--list-keys"
+                    | "--fingerprint"
             )
         })
     {
