@@ -17,8 +17,8 @@ use base64::Engine as _;
 #[path = "support/registry_env.rs"]
 mod registry_env;
 use registry_env::{
-    blob_data, copy_storage, cudalint, cutting_proxy, serve, tag_digest, text, wait_for_port,
-    Issuer, Registry, RegistryEnv, Scratch,
+    blob_data, copy_storage, cudalint, cutting_proxy, layers_by_size, serve, tag_digest,
+    tag_manifest, text, wait_for_port, Issuer, Registry, RegistryEnv, Scratch,
 };
 
 const TORCH: &str = "fixture/torch-cupti-missing";
@@ -250,7 +250,9 @@ fn the_layer_cache_leaves_only_manifest_and_config_to_fetch() {
     let registry = Registry::start(&scratch, &env.storage, "", None);
     let gzip = format!("registry:{}/{TORCH}:gzip", registry.host());
     assert_read(&scan(&scratch.0, &gzip, &[], &[]));
-    let config = "sha256:bfc466745518d3b31c7453df887b2376107d8d915ff54027a39414f037902fde";
+    let manifest = tag_manifest(&env.storage, TORCH, "gzip");
+    let config = manifest["config"]["digest"].as_str().unwrap().to_owned();
+    let config = config.as_str();
     let blobs = |requests: &[String]| -> Vec<String> {
         requests
             .iter()
@@ -521,8 +523,8 @@ fn a_blob_rewritten_in_storage_is_exit_2() {
     let scratch = Scratch::new("damage");
     let storage = scratch.path("storage");
     copy_storage(&env.storage, &storage);
-    let layer = "sha256:23d9b6c3bb6471cb057ea007f18f04d5d78fdba9310fb78fc0629b37ed0455a1";
-    let data = blob_data(&storage, layer);
+    let layer = layers_by_size(&tag_manifest(&storage, "fixture/debug-env", "v2s2"))[0].clone();
+    let data = blob_data(&storage, &layer);
     let mut bytes = std::fs::read(&data).unwrap();
     let middle = bytes.len() / 2;
     bytes[middle] ^= 0xff;
@@ -593,7 +595,10 @@ fn a_dropped_download_resumes_with_range() {
     };
     let scratch = Scratch::new("resume");
     let registry = Registry::start(&scratch, &env.storage, "", None);
-    let layer = "sha256:b78cd60bed83be021df9118fd8e7cdf53a2937fb0f926750e0de785a1bd8051d";
+    // The largest layer, cut after 300 KiB (it holds the image's libc: megabytes).
+    let layer = layers_by_size(&tag_manifest(&env.storage, "fixture/debug-env", "v2s2"))[0].clone();
+    // The proxy's thread outlives this frame.
+    let layer: &'static str = Box::leak(layer.into_boxed_str());
     let (port, seen) = cutting_proxy(registry.port, layer, 300 << 10);
     let reference = format!("registry:127.0.0.1:{port}/fixture/debug-env:v2s2");
     let output = scan(&scratch.0, &reference, &["--no-cache", "--jobs", "1"], &[]);

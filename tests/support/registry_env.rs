@@ -207,6 +207,30 @@ pub fn blob_data(storage: &Path, digest: &str) -> PathBuf {
     ))
 }
 
+/// The manifest a tag points at in a registry storage tree. The fixture images are built at test
+/// time, so their digests differ from machine to machine: tests read them from here.
+pub fn tag_manifest(storage: &Path, repository: &str, tag: &str) -> serde_json::Value {
+    let digest = tag_digest(storage, repository, tag);
+    serde_json::from_slice(&std::fs::read(blob_data(storage, &digest)).unwrap()).unwrap()
+}
+
+/// The digests of a manifest's layers, largest first.
+pub fn layers_by_size(manifest: &serde_json::Value) -> Vec<String> {
+    let mut layers: Vec<(u64, String)> = manifest["layers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|layer| {
+            (
+                layer["size"].as_u64().unwrap(),
+                layer["digest"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    layers.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+    layers.into_iter().map(|(_, digest)| digest).collect()
+}
+
 /// The digest a tag points at in a registry storage tree.
 pub fn tag_digest(storage: &Path, repository: &str, tag: &str) -> String {
     std::fs::read_to_string(storage.join(format!(
