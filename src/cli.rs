@@ -721,7 +721,8 @@ fn use_color(choice: ColorChoice) -> bool {
     }
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
+/// An error and its causes on one line, `outer: inner: root`.
+pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
     let mut text = error.to_string();
     let mut cause = error.source();
     while let Some(inner) = cause {

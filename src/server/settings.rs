@@ -190,7 +190,9 @@ impl Engines {
 fn build_engine(config_path: Option<&Path>, client: &ClientSettings) -> Result<Engine, String> {
     let rules = engine::all_rule_metas();
     let config = match config_path {
-        Some(path) => config::load(path, &rules).map_err(|error| error_chain(&error))?,
+        Some(path) => {
+            config::load(path, &rules).map_err(|error| crate::cli::error_chain(&error))?
+        }
         None => Config::default(),
     };
     let mut settings = config.settings;
@@ -228,17 +230,6 @@ fn build_engine(config_path: Option<&Path>, client: &ClientSettings) -> Result<E
         knowledge,
         context: client.context.clone(),
     }))
-}
-
-fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut cause = error.source();
-    while let Some(inner) = cause {
-        text.push_str(": ");
-        text.push_str(&inner.to_string());
-        cause = inner.source();
-    }
-    text
 }
 
 #[cfg(test)]
