@@ -217,26 +217,45 @@ fn read_plan(
     }
     let workers = std::thread::available_parallelism()
         .map(|cores| cores.get())
-        .unwrap_or(1)
-        .min(plan.layers.len().max(1));
+        .unwrap_or(1);
+    let layers = read_in_parallel(plan.layers.len(), workers, options, |index| {
+        let (name, expected) = &plan.layers[index];
+        read_planned_layer(store, name, expected, options.cache.as_deref())
+            .with_context(|| format!("{}: layer {} ({name})", store.location(), index + 1))
+    })?;
+    anyhow::ensure!(
+        layers.len() == plan.layers.len(),
+        "{}: not every layer could be read",
+        store.location()
+    );
+    Ok(LoadedImage { config, layers })
+}
+
+/// Reads `count` layers with up to `workers` threads, `read(index)` each, kept in manifest order;
+/// the first failure stops handing out layers and is returned. Every source that reads layers on
+/// their own readers (archives, layouts, a registry) shares it. A layer left unread (its worker
+/// panicked) is missing from the result, which the caller checks against `count`.
+pub(super) fn read_in_parallel(
+    count: usize,
+    workers: usize,
+    options: &LoadOptions,
+    read: impl Fn(usize) -> anyhow::Result<LayerContents> + Sync,
+) -> anyhow::Result<Vec<LayerContents>> {
+    let workers = workers.max(1).min(count.max(1));
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<anyhow::Result<LayerContents>>>> =
-        Mutex::new((0..plan.layers.len()).map(|_| None).collect());
+        Mutex::new((0..count).map(|_| None).collect());
     // Each worker is joined (not left to the scope's end), so it has fully exited when this returns,
-    // and a worker that panicked leaves its layer unread: an error below, not a panic here.
+    // and a worker that panicked leaves its layer unread: an error for the caller, not a panic here.
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
                 scope.spawn(|| loop {
                     let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((name, expected)) = plan.layers.get(index) else {
+                    if index >= count {
                         break;
-                    };
-                    let result =
-                        read_planned_layer(store, name, expected, options.cache.as_deref())
-                            .with_context(|| {
-                                format!("{}: layer {} ({name})", store.location(), index + 1)
-                            });
+                    }
+                    let result = read(index);
                     if let (Ok(layer), Some(report)) = (&result, options.on_layer) {
                         report(layer.blob_size);
                     }
@@ -254,22 +273,16 @@ fn read_plan(
             let _ = handle.join();
         }
     });
-    let mut layers = Vec::with_capacity(plan.layers.len());
-    for result in results
+    let mut layers = Vec::with_capacity(count);
+    for layer in results
         .into_inner()
         .unwrap_or_else(|poison| poison.into_inner())
+        .into_iter()
+        .flatten()
     {
-        match result {
-            Some(layer) => layers.push(layer?),
-            None => continue,
-        }
+        layers.push(layer?);
     }
-    anyhow::ensure!(
-        layers.len() == plan.layers.len(),
-        "{}: not every layer could be read",
-        store.location()
-    );
-    Ok(LoadedImage { config, layers })
+    Ok(layers)
 }
 
 /// One layer of a plan: from the cache when its diff ID is known and cached (its blob is not

@@ -22,8 +22,6 @@ mod credentials;
 pub mod reference;
 mod tls;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -293,49 +291,11 @@ fn read_layers(
     options: &LoadOptions,
     jobs: usize,
 ) -> anyhow::Result<Vec<LayerContents>> {
-    let workers = jobs.max(1).min(plan.len().max(1));
-    let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<Option<anyhow::Result<LayerContents>>>> =
-        Mutex::new((0..plan.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|_| {
-                scope.spawn(|| loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some((descriptor, diff_id)) = plan.get(index) else {
-                        break;
-                    };
-                    let result =
-                        read_one_layer(session, descriptor, diff_id, options.cache.as_deref())
-                            .with_context(|| {
-                                format!("layer {} ({})", index + 1, descriptor.digest)
-                            });
-                    if let (Ok(layer), Some(report)) = (&result, options.on_layer) {
-                        report(layer.blob_size);
-                    }
-                    let failed = result.is_err();
-                    results.lock().unwrap_or_else(|poison| poison.into_inner())[index] =
-                        Some(result);
-                    if failed {
-                        next.store(usize::MAX / 2, Ordering::Relaxed);
-                    }
-                })
-            })
-            .collect();
-        for handle in handles {
-            let _ = handle.join();
-        }
-    });
-    let mut layers = Vec::with_capacity(plan.len());
-    for result in results
-        .into_inner()
-        .unwrap_or_else(|poison| poison.into_inner())
-    {
-        match result {
-            Some(layer) => layers.push(layer?),
-            None => continue,
-        }
-    }
+    let layers = super::read_in_parallel(plan.len(), jobs, options, |index| {
+        let (descriptor, diff_id) = &plan[index];
+        read_one_layer(session, descriptor, diff_id, options.cache.as_deref())
+            .with_context(|| format!("layer {} ({})", index + 1, descriptor.digest))
+    })?;
     anyhow::ensure!(layers.len() == plan.len(), "not every layer could be read");
     Ok(layers)
 }
