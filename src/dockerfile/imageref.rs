@@ -68,8 +68,9 @@ impl ImageRef {
 }
 
 /// The first component is a domain when it has a `.` or `:`, is
-/// `localhost`, or has upper-case letters (which paths may not).
-fn split_domain(name: &str) -> (Option<&str>, &str) {
+/// `localhost`, or has upper-case letters (which paths may not): `splitDockerDomain` of
+/// distribution/reference, for FROM lines and `registry:` references alike.
+pub(crate) fn split_domain(name: &str) -> (Option<&str>, &str) {
     match name.split_once('/') {
         Some((first, rest))
             if first.contains(['.', ':'])

@@ -63,7 +63,7 @@ impl Reference {
         if name.len() > MAX_NAME_LEN {
             bail!("repository name must not be more than {MAX_NAME_LEN} characters");
         }
-        let (registry, path) = split_registry(name);
+        let (registry, path) = crate::dockerfile::imageref::split_domain(name);
         if let Some(registry) = registry {
             check_domain(registry)?;
         }
@@ -124,20 +124,6 @@ impl fmt::Display for Reference {
             write!(f, "@{digest}")?;
         }
         Ok(())
-    }
-}
-
-/// `name` → (registry host, repository path), as `splitDockerDomain` decides.
-fn split_registry(name: &str) -> (Option<&str>, &str) {
-    match name.split_once('/') {
-        Some((first, rest))
-            if first.contains(['.', ':'])
-                || first == "localhost"
-                || first.chars().any(|c| c.is_ascii_uppercase()) =>
-        {
-            (Some(first), rest)
-        }
-        _ => (None, name),
     }
 }
 
