@@ -14,6 +14,7 @@ use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::decode;
 use super::elf;
 use super::facts::{Captured, ElfFacts, FileBytes};
 use super::positional::{hash_range, RangeBytes, RangeReader};
@@ -92,8 +93,32 @@ pub struct ExpectedDigests {
 }
 
 /// Reads one layer blob to its end and returns its changes; fails on a malformed tar, a corrupt
-/// compressed stream, or a digest that does not match `expected`.
-pub fn read_layer(blob: impl Read, expected: &ExpectedDigests) -> anyhow::Result<LayerContents> {
+/// compressed stream, or a digest that does not match `expected`. A compressed blob is decoded on a
+/// thread of its own beside the tar reader ([`decode`]): two cores for one layer.
+pub fn read_layer(
+    blob: impl Read + Send,
+    expected: &ExpectedDigests,
+) -> anyhow::Result<LayerContents> {
+    read_layer_with(blob, expected, read_decoded_beside)
+}
+
+/// [`read_layer`] for a blob that cannot leave this thread (an entry of the engine's export
+/// stream): a compressed blob is decoded here, between the tar reader's reads.
+pub fn read_layer_here(
+    blob: impl Read,
+    expected: &ExpectedDigests,
+) -> anyhow::Result<LayerContents> {
+    read_layer_with(blob, expected, read_decoded_here)
+}
+
+/// What reading a compressed blob gave: the tar's facts, and the blob's digest and size.
+type DecodedRead = (TarRead<()>, String, u64);
+
+fn read_layer_with<R: Read>(
+    blob: R,
+    expected: &ExpectedDigests,
+    read_compressed: impl FnOnce(BufReader<R>, Compression) -> anyhow::Result<DecodedRead>,
+) -> anyhow::Result<LayerContents> {
     let mut raw = BufReader::with_capacity(256 * 1024, blob);
     let compression = Compression::sniff(raw.fill_buf().context("reading the layer blob")?);
     let (tar, blob_digest, blob_size) = match compression {
@@ -103,19 +128,7 @@ pub fn read_layer(blob: impl Read, expected: &ExpectedDigests) -> anyhow::Result
             let (digest, size) = (tar.diff_id.clone(), tar.size);
             (tar.split().0, digest, size)
         }
-        Compression::Gzip => {
-            let (tar, decoder) =
-                read_tar(flate2::read::MultiGzDecoder::new(HashingReader::new(raw)))?.split();
-            let (digest, size) = drain_blob(decoder.into_inner())?;
-            (tar, digest, size)
-        }
-        Compression::Zstd => {
-            let decoder = zstd::stream::read::Decoder::new(HashingReader::new(raw))
-                .context("starting the zstd decoder")?;
-            let (tar, decoder) = read_tar(decoder)?.split();
-            let (digest, size) = drain_blob(decoder.finish().into_inner())?;
-            (tar, digest, size)
-        }
+        Compression::Gzip | Compression::Zstd => read_compressed(raw, compression)?,
     };
     check_digest("blob", &blob_digest, expected.blob.as_deref())?;
     check_digest(
@@ -132,6 +145,71 @@ pub fn read_layer(blob: impl Read, expected: &ExpectedDigests) -> anyhow::Result
         tar_size: tar.size,
         clamped_names: tar.clamped,
     })
+}
+
+/// A compressed blob read, hashed and decoded on a thread of its own while this one hashes and walks
+/// the tar.
+fn read_decoded_beside<R: Read + Send>(
+    raw: R,
+    compression: Compression,
+) -> anyhow::Result<DecodedRead> {
+    let (blob, tar) = decode::decode_beside(
+        |decoded| {
+            let mut decoder = Decoder::new(compression, HashingReader::new(raw))?;
+            if !decoded.send_all(&mut decoder)? {
+                // The tar reader stopped before the end: it failed, and its error says why.
+                return Ok(None);
+            }
+            drain_blob(decoder.into_blob()).map(Some)
+        },
+        |decoded| read_tar(decoded).map(|tar| tar.split().0),
+    );
+    // The tar reader's error first: a corrupt stream reaches it too, where it was reading.
+    let tar = tar?;
+    let (digest, size) = blob?.context("the layer blob was not read to its end")?;
+    Ok((tar, digest, size))
+}
+
+/// A compressed blob decoded on this thread as the tar reader asks for bytes.
+fn read_decoded_here<R: Read>(raw: R, compression: Compression) -> anyhow::Result<DecodedRead> {
+    let decoder = Decoder::new(compression, HashingReader::new(raw))?;
+    let (tar, decoder) = read_tar(decoder)?.split();
+    let (digest, size) = drain_blob(decoder.into_blob())?;
+    Ok((tar, digest, size))
+}
+
+/// A gzip (several members, as `pigz` writes) or zstd decoder over a hashing blob.
+enum Decoder<R: Read> {
+    Gzip(flate2::read::MultiGzDecoder<HashingReader<R>>),
+    Zstd(zstd::stream::read::Decoder<'static, BufReader<HashingReader<R>>>),
+}
+
+impl<R: Read> Decoder<R> {
+    fn new(compression: Compression, blob: HashingReader<R>) -> anyhow::Result<Self> {
+        Ok(match compression {
+            Compression::Zstd => Decoder::Zstd(
+                zstd::stream::read::Decoder::new(blob).context("starting the zstd decoder")?,
+            ),
+            _ => Decoder::Gzip(flate2::read::MultiGzDecoder::new(blob)),
+        })
+    }
+
+    /// The blob back, positioned after what the decoder read (it hashed what it buffered).
+    fn into_blob(self) -> HashingReader<R> {
+        match self {
+            Decoder::Gzip(decoder) => decoder.into_inner(),
+            Decoder::Zstd(decoder) => decoder.finish().into_inner(),
+        }
+    }
+}
+
+impl<R: Read> Read for Decoder<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Decoder::Gzip(decoder) => decoder.read(buf),
+            Decoder::Zstd(decoder) => decoder.read(buf),
+        }
+    }
 }
 
 /// Reads what is left of a compressed blob after its stream ended (bytes after it still belong to

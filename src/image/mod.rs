@@ -22,6 +22,7 @@ pub mod cache;
 pub mod config;
 pub mod confirm;
 pub mod content;
+mod decode;
 pub mod elf;
 pub mod facts;
 pub mod fatbin;

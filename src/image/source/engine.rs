@@ -23,8 +23,8 @@ use super::{LoadOptions, LoadedImage};
 use crate::image::cache::BlobInfo;
 use crate::image::config::ImageConfig;
 use crate::image::layer::{
-    complete_unread, needs_completion, read_layer, Compression, ExpectedDigests, HashingReader,
-    LayerContents,
+    complete_unread, needs_completion, read_layer_here, Compression, ExpectedDigests,
+    HashingReader, LayerContents,
 };
 
 /// Seconds before a request to the engine gives up (an export of a large image takes minutes).
@@ -224,7 +224,7 @@ fn read_export(
                 layer
             }
             None => {
-                let layer = read_layer(blob, &ExpectedDigests::default())
+                let layer = read_layer_here(blob, &ExpectedDigests::default())
                     .with_context(|| format!("layer {name} of the export"))?;
                 if let Some(cache) = cache.filter(|_| wanted.contains(&layer.diff_id)) {
                     if named.is_none() {
