@@ -7,7 +7,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpListener;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -430,88 +430,162 @@ fn token_auth_with_credentials_and_anonymously() {
     assert_read(&scan(&scratch.0, &reference, &["--no-cache"], &[]));
 }
 
+/// A private CA made with `openssl` in `scratch`, and certificates it signs.
+struct TestPki<'a> {
+    scratch: &'a Scratch,
+    ca: PathBuf,
+    ca_key: PathBuf,
+}
+
+impl<'a> TestPki<'a> {
+    fn new(scratch: &'a Scratch) -> Self {
+        let pki = TestPki {
+            scratch,
+            ca: scratch.path("ca.crt"),
+            ca_key: scratch.path("ca.key"),
+        };
+        let (ca, ca_key) = (path_arg(&pki.ca), path_arg(&pki.ca_key));
+        openssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=cudalint test CA",
+            "-keyout",
+            &ca_key,
+            "-out",
+            &ca,
+        ]);
+        pki
+    }
+
+    /// A certificate and key for `name`, signed by the CA, with `extensions` (openssl's `-extfile`).
+    fn issue(&self, name: &str, subject: &str, extensions: &str) -> (PathBuf, PathBuf) {
+        let (cert, key) = (
+            self.scratch.path(&format!("{name}.crt")),
+            self.scratch.path(&format!("{name}.key")),
+        );
+        let csr = self.scratch.path(&format!("{name}.csr"));
+        let ext = self.scratch.write(&format!("{name}.ext"), extensions);
+        openssl(&[
+            "req",
+            "-new",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-subj",
+            subject,
+            "-keyout",
+            &path_arg(&key),
+            "-out",
+            &path_arg(&csr),
+        ]);
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            &path_arg(&csr),
+            "-CA",
+            &path_arg(&self.ca),
+            "-CAkey",
+            &path_arg(&self.ca_key),
+            "-CAcreateserial",
+            "-days",
+            "1",
+            "-extfile",
+            &path_arg(&ext),
+            "-out",
+            &path_arg(&cert),
+        ]);
+        (cert, key)
+    }
+
+    /// The registry's own certificate, for 127.0.0.1.
+    fn server(&self) -> (PathBuf, PathBuf) {
+        self.issue(
+            "registry",
+            "/CN=127.0.0.1",
+            "subjectAltName=IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\n",
+        )
+    }
+}
+
+fn path_arg(path: &Path) -> String {
+    path.to_str().expect("scratch paths are UTF-8").to_string()
+}
+
+fn openssl(args: &[&str]) {
+    let status = Command::new("openssl")
+        .args(args)
+        .stderr(Stdio::null())
+        .stdout(Stdio::null())
+        .status()
+        .expect("openssl (scripts/registry-test-env installs it)");
+    assert!(status.success(), "openssl {args:?}");
+}
+
+/// The directory of certs.d (rootless Docker's, under the scratch's XDG_CONFIG_HOME) for `registry`.
+fn certs_d(scratch: &Scratch, registry: &Registry) -> PathBuf {
+    let dir = scratch
+        .0
+        .join(format!("config/docker/certs.d/{}", registry.host()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 #[test]
 fn tls_is_verified_with_the_certs_d_ca() {
     let Some(env) = RegistryEnv::get("tls") else {
         return;
     };
     let scratch = Scratch::new("tls");
-    let (cert, key) = (scratch.path("registry.crt"), scratch.path("registry.key"));
-    let (ca, ca_key) = (scratch.path("ca.crt"), scratch.path("ca.key"));
-    let ext = scratch.write(
-        "san.ext",
-        "subjectAltName=IP:127.0.0.1\nbasicConstraints=critical,CA:FALSE\n",
-    );
-    let openssl = |args: &[&std::ffi::OsStr]| {
-        let status = Command::new("openssl")
-            .args(args)
-            .stderr(Stdio::null())
-            .stdout(Stdio::null())
-            .status()
-            .expect("openssl (scripts/registry-test-env installs it)");
-        assert!(status.success(), "openssl {args:?}");
-    };
-    let os = |text: &'static str| std::ffi::OsStr::new(text);
-    // A private CA, and the registry's certificate signed by it (as Docker's certs.d expects).
-    openssl(&[
-        os("req"),
-        os("-x509"),
-        os("-newkey"),
-        os("ec"),
-        os("-pkeyopt"),
-        os("ec_paramgen_curve:P-256"),
-        os("-nodes"),
-        os("-days"),
-        os("1"),
-        os("-subj"),
-        os("/CN=cudalint test CA"),
-        os("-keyout"),
-        ca_key.as_os_str(),
-        os("-out"),
-        ca.as_os_str(),
-    ]);
-    let csr = scratch.path("registry.csr");
-    openssl(&[
-        os("req"),
-        os("-new"),
-        os("-newkey"),
-        os("ec"),
-        os("-pkeyopt"),
-        os("ec_paramgen_curve:P-256"),
-        os("-nodes"),
-        os("-subj"),
-        os("/CN=127.0.0.1"),
-        os("-keyout"),
-        key.as_os_str(),
-        os("-out"),
-        csr.as_os_str(),
-    ]);
-    openssl(&[
-        os("x509"),
-        os("-req"),
-        os("-in"),
-        csr.as_os_str(),
-        os("-CA"),
-        ca.as_os_str(),
-        os("-CAkey"),
-        ca_key.as_os_str(),
-        os("-CAcreateserial"),
-        os("-days"),
-        os("1"),
-        os("-extfile"),
-        ext.as_os_str(),
-        os("-out"),
-        cert.as_os_str(),
-    ]);
+    let pki = TestPki::new(&scratch);
+    let (cert, key) = pki.server();
     let registry = Registry::start(&scratch, &env.storage, "", Some((&cert, &key)));
     let reference = format!("registry:{}/fixture/debug-env:v2s2", registry.host());
     let untrusted = scan(&scratch.0, &reference, &["--no-cache"], &[]);
     assert_failed(&untrusted, &["certificate"]);
-    let certs_d = scratch
-        .0
-        .join(format!("config/docker/certs.d/{}", registry.host()));
-    std::fs::create_dir_all(&certs_d).unwrap();
-    std::fs::copy(&ca, certs_d.join("ca.crt")).unwrap();
+    std::fs::copy(&pki.ca, certs_d(&scratch, &registry).join("ca.crt")).unwrap();
+    assert_read(&scan(&scratch.0, &reference, &["--no-cache"], &[]));
+}
+
+#[test]
+fn a_client_certificate_in_certs_d_is_presented() {
+    let Some(env) = RegistryEnv::get("mutual_tls") else {
+        return;
+    };
+    let scratch = Scratch::new("mutual-tls");
+    let pki = TestPki::new(&scratch);
+    let (cert, key) = pki.server();
+    let (client_cert, client_key) = pki.issue(
+        "client",
+        "/CN=cudalint test client",
+        "extendedKeyUsage=clientAuth\nbasicConstraints=critical,CA:FALSE\n",
+    );
+    // The registry asks every client for a certificate its CA signed (distribution's
+    // `http.tls.clientcas`).
+    let registry = Registry::start_with_client_ca(&scratch, &env.storage, &cert, &key, &pki.ca);
+    let reference = format!("registry:{}/fixture/debug-env:v2s2", registry.host());
+    let dir = certs_d(&scratch, &registry);
+    std::fs::copy(&pki.ca, dir.join("ca.crt")).unwrap();
+    // Without a client certificate the registry ends the handshake.
+    let refused = scan(&scratch.0, &reference, &["--no-cache"], &[]);
+    assert_failed(&refused, &[&registry.host()]);
+    // A certificate without its key is named, and nothing is read.
+    std::fs::copy(&client_cert, dir.join("client.cert")).unwrap();
+    assert_failed(
+        &scan(&scratch.0, &reference, &["--no-cache"], &[]),
+        &["client.cert: a client certificate without its key"],
+    );
+    std::fs::copy(&client_key, dir.join("client.key")).unwrap();
     assert_read(&scan(&scratch.0, &reference, &["--no-cache"], &[]));
 }
 

@@ -116,7 +116,6 @@ impl Registry {
         extra: &str,
         tls: Option<(&Path, &Path)>,
     ) -> Registry {
-        let port = free_port();
         let tls = tls
             .map(|(cert, key)| {
                 format!(
@@ -126,6 +125,36 @@ impl Registry {
                 )
             })
             .unwrap_or_default();
+        Self::start_with_http(scratch, storage, extra, &tls)
+    }
+
+    /// Starts a registry serving HTTPS that asks each client for a certificate `client_ca` signed
+    /// (mutual TLS).
+    pub fn start_with_client_ca(
+        scratch: &Scratch,
+        storage: &Path,
+        cert: &Path,
+        key: &Path,
+        client_ca: &Path,
+    ) -> Registry {
+        let tls = format!(
+            "\n  tls:\n    certificate: {}\n    key: {}\n    clientcas:\n      - {}",
+            cert.display(),
+            key.display(),
+            client_ca.display()
+        );
+        Self::start_with_http(scratch, storage, "", &tls)
+    }
+
+    /// Starts a registry with `extra` top-level YAML and `http` block lines `http_extra`.
+    fn start_with_http(
+        scratch: &Scratch,
+        storage: &Path,
+        extra: &str,
+        http_extra: &str,
+    ) -> Registry {
+        let port = free_port();
+        let tls = http_extra;
         let config = format!(
             "version: 0.1\nlog:\n  level: info\n  formatter: text\n  accesslog:\n    disabled: true\n\
              storage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: false\n{extra}\n\
