@@ -33,7 +33,7 @@ where
         });
         // `consume` drops its reader before the join: a decoder blocked on a full channel then
         // sees the channel closed and stops.
-        let consumed = consume(ChunkReader::new(receiver, returned));
+        let consumed = consume(ChunkReader::new(receiver).returning(returned));
         let decoded = decoder
             .join()
             .unwrap_or_else(|_| Err(anyhow::anyhow!("the layer decoder failed")));
@@ -89,22 +89,30 @@ fn fill(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
     Ok(filled)
 }
 
-/// The reading end: the decoded stream, chunk after chunk; it ends when the decoder is done.
+/// The reading end: a stream arriving as chunks on a channel (here the decoded tar; the engine's
+/// export too), chunk after chunk; it ends when the sending side is dropped.
 pub struct ChunkReader {
     chunks: Receiver<io::Result<Vec<u8>>>,
-    returned: ReturnSender<Vec<u8>>,
+    /// Where chunks this reader is done with go back to be filled again, if anywhere.
+    returned: Option<ReturnSender<Vec<u8>>>,
     current: Vec<u8>,
     offset: usize,
 }
 
 impl ChunkReader {
-    fn new(chunks: Receiver<io::Result<Vec<u8>>>, returned: ReturnSender<Vec<u8>>) -> Self {
+    pub fn new(chunks: Receiver<io::Result<Vec<u8>>>) -> Self {
         ChunkReader {
             chunks,
-            returned,
+            returned: None,
             current: Vec::new(),
             offset: 0,
         }
+    }
+
+    /// Hands each chunk it is done with back through `returned`.
+    fn returning(mut self, returned: ReturnSender<Vec<u8>>) -> Self {
+        self.returned = Some(returned);
+        self
     }
 }
 
@@ -114,11 +122,13 @@ impl Read for ChunkReader {
             match self.chunks.recv() {
                 Ok(chunk) => {
                     let spent = std::mem::replace(&mut self.current, chunk?);
-                    // The decoder may have finished: then the chunk is simply dropped.
-                    let _ = self.returned.send(spent);
+                    if let Some(returned) = &self.returned {
+                        // The decoder may have finished: then the chunk is simply dropped.
+                        let _ = returned.send(spent);
+                    }
                     self.offset = 0;
                 }
-                // The decoder is done (or failed, and said so in the chunk before).
+                // The sender is done (or failed, and said so in the chunk before).
                 Err(_) => return Ok(0),
             }
         }

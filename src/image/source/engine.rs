@@ -22,6 +22,7 @@ use sha2::{Digest, Sha256};
 use super::{LoadOptions, LoadedImage};
 use crate::image::cache::BlobInfo;
 use crate::image::config::ImageConfig;
+use crate::image::decode::ChunkReader;
 use crate::image::layer::{
     complete_unread, needs_completion, read_layer_here, Compression, ExpectedDigests,
     HashingReader, LayerContents,
@@ -293,10 +294,10 @@ fn stream_export<T: Send + 'static>(
     docker: &Docker,
     image_id: &str,
     name: &str,
-    consume: impl FnOnce(ChannelReader) -> anyhow::Result<T> + Send + 'static,
+    consume: impl FnOnce(ChunkReader) -> anyhow::Result<T> + Send + 'static,
 ) -> anyhow::Result<T> {
     let (sender, receiver) = mpsc::sync_channel::<io::Result<bytes_chunk::Chunk>>(CHANNEL_CHUNKS);
-    let reader = std::thread::spawn(move || consume(ChannelReader::new(receiver)));
+    let reader = std::thread::spawn(move || consume(ChunkReader::new(receiver)));
     let mut stream = docker.export_image(image_id);
     let streamed: anyhow::Result<()> = runtime.block_on(async {
         while let Some(chunk) = stream.next().await {
@@ -314,41 +315,6 @@ fn stream_export<T: Send + 'static>(
         .map_err(|_| anyhow::anyhow!("the export reader panicked"))?;
     streamed?;
     read
-}
-
-/// A `Read` over chunks arriving on a channel.
-struct ChannelReader {
-    receiver: mpsc::Receiver<io::Result<Vec<u8>>>,
-    chunk: Vec<u8>,
-    offset: usize,
-}
-
-impl ChannelReader {
-    fn new(receiver: mpsc::Receiver<io::Result<Vec<u8>>>) -> Self {
-        ChannelReader {
-            receiver,
-            chunk: Vec::new(),
-            offset: 0,
-        }
-    }
-}
-
-impl Read for ChannelReader {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        while self.offset == self.chunk.len() {
-            match self.receiver.recv() {
-                Ok(chunk) => {
-                    self.chunk = chunk?;
-                    self.offset = 0;
-                }
-                Err(_) => return Ok(0), // the sender is done: end of stream
-            }
-        }
-        let count = buf.len().min(self.chunk.len() - self.offset);
-        buf[..count].copy_from_slice(&self.chunk[self.offset..self.offset + count]);
-        self.offset += count;
-        Ok(count)
-    }
 }
 
 /// The engine client and where it points, for messages: `DOCKER_HOST` (unix or tcp, TLS through
