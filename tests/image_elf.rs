@@ -200,20 +200,32 @@ fn not_elf_is_none_and_malformed_never_panics() {
     assert!(elf::read_elf(&mut ForwardOnly::new(huge)).is_err());
 }
 
+/// `.cache/image-test/PATH`, which `scripts/image-test-env up` fetches; `None` (a notice) where it
+/// is missing, except in CI, which must not skip what needs it.
+fn fetched_by_image_test_env(path: &str) -> Option<std::path::PathBuf> {
+    let full = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".cache/image-test")
+        .join(path);
+    if full.exists() {
+        return Some(full);
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "{}: missing; scripts/image-test-env up fetches it and CI must not skip this",
+        full.display()
+    );
+    eprintln!("notice: no {}; not checked", full.display());
+    None
+}
+
 /// NVIDIA's libraries from the PyPI wheels in `.cache/image-test/wheels` (`pip download --no-deps
 /// nvidia-cuda-cupti-cu12 nvidia-cuda-runtime-cu12 -d .cache/image-test/wheels`, as scripts/image-test-env does), read in both modes.
 #[test]
 fn nvidia_wheel_libraries_match_readelf() {
-    let wheels = Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/image-test/wheels");
-    let Ok(entries) = std::fs::read_dir(&wheels) else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{}: missing; scripts/image-test-env up fetches the wheels and CI must not skip this",
-            wheels.display()
-        );
-        eprintln!("notice: no {}; NVIDIA wheels not checked", wheels.display());
+    let Some(wheels) = fetched_by_image_test_env("wheels") else {
         return;
     };
+    let entries = std::fs::read_dir(&wheels).unwrap();
     let dir = scratch("wheels");
     let mut checked = 0;
     let mut with_gpu_code = 0;
@@ -396,16 +408,9 @@ fn far_strings_left_by_the_first_pass_are_read_in_every_layer_form() {
 /// from a registry). Without the stretch before `.dynamic` (no keep window) they are left unread.
 #[test]
 fn strings_patchelf_moved_before_a_far_dynamic_section_are_read_in_one_pass() {
-    let patchelf = Path::new(env!("CARGO_MANIFEST_DIR")).join(".cache/image-test/tools/patchelf");
-    if !patchelf.exists() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "{}: missing; scripts/image-test-env up fetches it and CI must not skip this",
-            patchelf.display()
-        );
-        eprintln!("notice: no {}; not checked", patchelf.display());
+    let Some(patchelf) = fetched_by_image_test_env("tools/patchelf") else {
         return;
-    }
+    };
     let dir = scratch("patchelf-moved");
     big_library(&dir, &[]);
     let path = dir.join("libbig.so");
