@@ -808,6 +808,29 @@ pub fn normalize(name: &str) -> String {
     out
 }
 
+/// Whether [`normalize`] turns `name` into `normalized`, without building
+/// the normalised text (the knowledge compares its names with every
+/// requirement's).
+pub fn normalizes_to(name: &str, normalized: &str) -> bool {
+    let mut expected = normalized.chars();
+    let mut after_separator = false;
+    for c in name.chars() {
+        let out = if matches!(c, '-' | '_' | '.') {
+            if after_separator {
+                continue;
+            }
+            '-'
+        } else {
+            c.to_ascii_lowercase()
+        };
+        after_separator = out == '-';
+        if expected.next() != Some(out) {
+            return false;
+        }
+    }
+    expected.next().is_none()
+}
+
 /// Just enough of PEP 508 to read `name[extras]==version; marker`.
 struct Requirement<'s> {
     name: String,

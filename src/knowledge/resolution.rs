@@ -257,7 +257,7 @@ impl SystemFramework {
                 .then_some(cuda);
         }
         let named =
-            normalize(&self.package) == name || self.also.iter().any(|a| normalize(a) == name);
+            normalizes_to(&self.package, name) || self.also.iter().any(|a| normalizes_to(a, name));
         if named {
             self.cuda
         } else {
@@ -598,7 +598,7 @@ impl ResolutionKnowledge {
 }
 
 /// PEP 503 normalisation, as the packages knowledge does it.
-pub use super::packages::normalize;
+pub use super::packages::{normalize, normalizes_to};
 
 #[cfg(test)]
 mod tests {

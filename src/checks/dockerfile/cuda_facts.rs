@@ -214,8 +214,12 @@ impl IndexRule<'_> {
     /// Whether an environment variable the installer reads indexes from is
     /// set in the stage or on the command.
     fn env_index(&self, stage: &Stage, assignments: &[(String, String)]) -> bool {
-        stage.env.iter().chain(assignments).any(|(key, value)| {
-            self.installer.index_env.iter().any(|e| e == key) && !value.trim().is_empty()
+        let set = |value: &str| !value.trim().is_empty();
+        self.installer.index_env.iter().any(|name| {
+            stage.env_value(name).is_some_and(set)
+                || assignments
+                    .iter()
+                    .any(|(key, value)| key == name && set(value))
         })
     }
 }
