@@ -52,6 +52,23 @@ pub fn matches(pattern: impl IntoIterator<Item = Wild>, text: &str) -> bool {
     matches_middle(&rest[..rest.len() - tail], text_tail.as_str())
 }
 
+/// A quick necessary condition for a pattern written as text, checked
+/// before its tokens are made: `text` starts with what `pattern` has before
+/// its first wildcard character and ends with what it has after its last
+/// (all of it, for a pattern without one). `is_wild` tells the dialect's
+/// wildcard characters.
+pub fn literal_ends_fit(pattern: &str, is_wild: impl Fn(char) -> bool, text: &str) -> bool {
+    match (pattern.find(&is_wild), pattern.rfind(&is_wild)) {
+        (Some(first), Some(last)) => {
+            let head = &pattern[..first];
+            let wildcard = pattern[last..].chars().next().map_or(0, char::len_utf8);
+            let tail = &pattern[last + wildcard..];
+            text.len() >= head.len() + tail.len() && text.starts_with(head) && text.ends_with(tail)
+        }
+        _ => pattern == text,
+    }
+}
+
 /// [`matches`] by dynamic programming: O(pattern × text), no backtracking.
 fn matches_middle(pattern: &[Wild], text: &str) -> bool {
     let t: Vec<char> = text.chars().collect();
@@ -124,6 +141,12 @@ mod tests {
         assert!(matches(tokens("*c"), "c"));
         assert!(!matches(tokens("a*"), ""));
         assert!(matches(tokens("é*#ü"), "éx12ü"));
+        let wild = |c| c == '*' || c == '#';
+        assert!(literal_ends_fit("lib*-dev", wild, "libfoo-dev"));
+        assert!(!literal_ends_fit("lib*-dev", wild, "libdev"));
+        assert!(!literal_ends_fit("ab*ba", wild, "aba"));
+        assert!(literal_ends_fit("cuda-#", wild, "cuda-12"));
+        assert!(!literal_ends_fit("cuda", wild, "cudax"));
         // Many stars over a long text stay linear per token.
         assert!(!matches(tokens(&"*a".repeat(50)), &"a".repeat(49)));
     }
