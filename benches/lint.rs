@@ -1,6 +1,12 @@
 //! In-process benchmark of the lint pipeline (parse, model, every rule,
 //! engine), for the goals of issue 2: BuildKit's 393 frontend Dockerfiles in
-//! one process, and one generated 10,000-instruction multi-stage file.
+//! one process, and one generated 10,000-instruction multi-stage file; and
+//! for issue 25 (a language server lints on every pause in typing) the
+//! growth curve: one-stage files of 2,502, 5,002, 10,002 and 20,002
+//! instructions, a fifth of them `apt-get install` and a fifth `pip
+//! install` (the files of `benches/lsp/generate.py scale`, which
+//! `scripts/bench-lsp` times through the release CLI), each size's time, its
+//! ratio to the size before and the growth exponent (1: linear).
 //!
 //! Run with `cargo bench --bench lint` (or `./scripts/bench`, which also
 //! compares against hadolint). Prints the best and median time of repeated
@@ -77,6 +83,7 @@ fn main() {
     if let Some(model) = model {
         report(&format!("{label}, model only"), model);
     }
+    growth_curve(&engine, passes);
     println!(
         "peak RSS: {}",
         peak_rss().unwrap_or_else(|| "unknown".into())
@@ -136,6 +143,68 @@ fn generate(instructions: usize) -> String {
                 _ => text += &format!("RUN [\"/bin/sh\", \"-c\", \"echo {stage} {i}\"]\n"),
             }
         }
+    }
+    text
+}
+
+/// Blocks of the growth curve's files: 2 + 5 × blocks instructions.
+const GROWTH_BLOCKS: [usize; 4] = [500, 1_000, 2_000, 4_000];
+
+/// The lint's time per size of [`scale`] file, with the ratio to the size
+/// before and the exponent k of time ∝ instructions^k between them. Under
+/// `cargo test` (one pass) only the smallest size runs.
+fn growth_curve(engine: &Engine, passes: usize) {
+    let sizes = if passes > 1 {
+        &GROWTH_BLOCKS[..]
+    } else {
+        &GROWTH_BLOCKS[..1]
+    };
+    let mut before: Option<(usize, f64)> = None;
+    for &blocks in sizes {
+        let text = scale(blocks);
+        let instructions = 2 + 5 * blocks;
+        let (best, median) = time(passes, &mut || {
+            black_box(engine.lint_bytes("scale.Dockerfile".into(), text.as_bytes()));
+        });
+        let seconds = best.as_secs_f64();
+        let growth = match before {
+            Some((n, t)) => {
+                let ratio = seconds / t;
+                let exponent = ratio.ln() / (instructions as f64 / n as f64).ln();
+                format!(
+                    "  x{ratio:.2} for x{:.1} instructions: n^{exponent:.2}",
+                    instructions as f64 / n as f64
+                )
+            }
+            None => String::new(),
+        };
+        println!(
+            "{:70} best {:8.2} ms   median {:8.2} ms{growth}",
+            format!("growth: {instructions} instructions, lint"),
+            seconds * 1e3,
+            median.as_secs_f64() * 1e3,
+        );
+        before = Some((instructions, seconds));
+    }
+}
+
+/// `benches/lsp/generate.py scale BLOCKS`, line for line: one CUDA stage of
+/// BLOCKS blocks, each an `apt-get install`, a `pip install`, an ENV, a COPY
+/// and a RUN.
+fn scale(blocks: usize) -> String {
+    let mut text =
+        String::from("ARG CUDA=12.4.1\nFROM nvidia/cuda:${CUDA}-devel-ubuntu22.04 AS build\n");
+    for n in 0..blocks {
+        text += &format!(
+            "RUN apt-get update && apt-get install -y --no-install-recommends libpkg{n}-dev tool{n} && rm -rf /var/lib/apt/lists/*\n"
+        );
+        text += &format!(
+            "RUN pip install --no-cache-dir package{n}==1.{}.0 helper{n}\n",
+            n % 50
+        );
+        text += &format!("ENV STEP_{n}=/opt/step{n}\n");
+        text += &format!("COPY src/part{n} /opt/step{n}/\n");
+        text += &format!("RUN make -C /opt/step{n} -j2 && echo done {n}\n");
     }
     text
 }

@@ -298,8 +298,7 @@ impl Engine {
                     &|image| knowledge.images.image_env(image),
                 );
                 let context_files = context.and_then(crate::context_files::ContextFiles::open);
-                let requirement_memo =
-                    crate::checks::dockerfile::requirement_files::Memo::default();
+                let memo = crate::checks::dockerfile::lint_memo::LintMemo::default();
                 let ctx = DockerfileContext {
                     source,
                     dockerfile: &dockerfile,
@@ -307,7 +306,7 @@ impl Engine {
                     knowledge: &self.options.knowledge,
                     settings: &self.options.settings,
                     build_context: context_files.as_ref(),
-                    requirement_memo: &requirement_memo,
+                    memo: &memo,
                 };
                 for rule in &self.rules {
                     if self.options.selection.is_enabled(rule.meta().code) {

@@ -257,7 +257,7 @@ fn pins(command: &str, env: &[(&str, &str)]) -> Vec<(String, String)> {
     let knowledge = cudalint::knowledge::Knowledge::embedded().unwrap();
     let source = cudalint::source::SourceFile::new("Dockerfile".to_string(), text.clone());
     let settings = cudalint::config::Settings::default();
-    let memo = cudalint::checks::dockerfile::requirement_files::Memo::default();
+    let memo = cudalint::checks::dockerfile::lint_memo::LintMemo::default();
     let ctx = cudalint::checks::DockerfileContext {
         source: &source,
         dockerfile: &dockerfile,
@@ -265,7 +265,7 @@ fn pins(command: &str, env: &[(&str, &str)]) -> Vec<(String, String)> {
         knowledge: &knowledge,
         settings: &settings,
         build_context: None,
-        requirement_memo: &memo,
+        memo: &memo,
     };
     stage_pins(&ctx, &model.stages[0])
         .into_iter()

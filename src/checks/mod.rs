@@ -28,8 +28,9 @@ pub struct DockerfileContext<'a> {
     /// The build context, where requirement files a RUN installs from are
     /// read (`None`: no context, e.g. a Dockerfile on standard input).
     pub build_context: Option<&'a crate::context_files::ContextFiles>,
-    /// The requirement files read per install in this lint (each once).
-    pub requirement_memo: &'a crate::checks::dockerfile::requirement_files::Memo,
+    /// What the rules of this lint work out once and share (requirement
+    /// files read per install, facts of a stage's chain).
+    pub memo: &'a crate::checks::dockerfile::lint_memo::LintMemo,
 }
 
 /// A check over one parsed Dockerfile.

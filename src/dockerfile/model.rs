@@ -2,6 +2,8 @@
 //! dependency graph between stages, the effective environment, and RUN
 //! scripts split into shell commands. Rules read this, never raw text.
 
+use std::collections::HashMap;
+
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::platform::Platform;
 use crate::source::Span;
@@ -83,6 +85,9 @@ pub struct Stage {
     /// (`FROM <stage>`) included; values expanded where known. Order of
     /// first definition.
     pub env: Vec<(String, String)>,
+    /// Where each name of `env` is in it, for [`Stage::env_value`]: rules
+    /// ask per RUN, and a stage may set thousands of variables.
+    pub(crate) env_positions: HashMap<String, usize>,
     /// The stage's own ARGs at its end, with their values after
     /// `--build-arg` overrides, defaults and global ARGs (None: no value).
     /// Order of first declaration; ARGs are not inherited from parents.
@@ -287,10 +292,8 @@ impl BuildModel {
 impl Stage {
     /// The value of ENV `name` at the end of this stage.
     pub fn env_value(&self, name: &str) -> Option<&str> {
-        self.env
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
+        let position = *self.env_positions.get(name)?;
+        self.env.get(position).map(|(_, v)| v.as_str())
     }
 
     /// The resolved value of the stage's own ARG `name`, if it has one.

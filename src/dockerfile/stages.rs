@@ -437,6 +437,12 @@ impl StageContext<'_> {
             undefined_args,
             platform: platform.map(|p| p.text),
             dependencies,
+            env_positions: env
+                .entries()
+                .iter()
+                .enumerate()
+                .map(|(position, (k, _))| (k.clone(), position))
+                .collect(),
             env: env
                 .entries()
                 .iter()

@@ -238,6 +238,9 @@ pub struct CapabilityUse {
 
 /// `pattern` (with `*`) matches `text`.
 pub fn glob(pattern: &str, text: &str) -> bool {
+    if !wildcard::literal_ends_fit(pattern, |c| c == '*', text) {
+        return false;
+    }
     let tokens = pattern.chars().map(|c| match c {
         '*' => Wild::AnyRun,
         c => Wild::Char(c),

@@ -889,19 +889,15 @@ pub fn normalize_path(path: &str) -> &str {
 /// every other character matches itself. Linear in practice: each literal
 /// piece is found once, leftmost, which is correct for `*`-only globs.
 pub fn glob_match(pattern: &str, text: &str) -> bool {
-    let mut pieces = pattern.split('*');
-    let Some(first) = pieces.next() else {
-        return text.is_empty();
+    let Some((first, after_first)) = pattern.split_once('*') else {
+        // No `*` at all: the whole text must equal the pattern.
+        return pattern == text;
     };
     let Some(mut rest) = text.strip_prefix(first) else {
         return false;
     };
-    let pieces: Vec<&str> = pieces.collect();
-    let Some((last, middle)) = pieces.split_last() else {
-        // No `*` at all: the whole text must equal the pattern.
-        return rest.is_empty();
-    };
-    for piece in middle {
+    let (middle, last) = after_first.rsplit_once('*').unwrap_or(("", after_first));
+    for piece in middle.split('*') {
         match rest.find(piece) {
             Some(at) => rest = rest.get(at + piece.len()..).unwrap_or(""),
             None => return false,

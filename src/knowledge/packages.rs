@@ -393,6 +393,9 @@ impl PackageKnowledge {
         }
         let pinned = requirement.exact_version();
         for extra in &self.extras {
+            if extra.package != requirement.name {
+                continue;
+            }
             let in_range = match pinned {
                 Some(version) => {
                     extra.since.map_or(true, |since| version >= since)
@@ -402,12 +405,11 @@ impl PackageKnowledge {
                 // without an end can be it.
                 None => extra.until.is_none() && !self.extra_has_ranges(extra),
             };
-            if extra.package == requirement.name
-                && in_range
+            if in_range
                 && requirement
                     .extras
                     .iter()
-                    .any(|e| *e == normalize(&extra.extra))
+                    .any(|e| normalizes_to(&extra.extra, e))
             {
                 return Some(SpecCuda::Pin(CudaPin {
                     cuda: extra.cuda,
@@ -421,7 +423,7 @@ impl PackageKnowledge {
                 if versioned
                     .names
                     .iter()
-                    .any(|n| normalize(n) == requirement.name)
+                    .any(|n| normalizes_to(n, &requirement.name))
                 {
                     if let Some(cuda) = cuda_of_version_text(version) {
                         return Some(pin(cuda, &versioned.source));
@@ -443,7 +445,7 @@ impl PackageKnowledge {
                 .pypi_defaults
                 .iter()
                 .find(|d| {
-                    normalize(&d.package) == requirement.name
+                    normalizes_to(&d.package, &requirement.name)
                         && d.versions.contains(&version.major_minor())
                 })
                 .map(|d| pin(d.cuda, &d.source));
@@ -470,10 +472,13 @@ impl PackageKnowledge {
         let name = &requirement.name;
         self.meta_packages
             .iter()
-            .any(|m| normalize(&m.package) == *name)
+            .any(|m| normalizes_to(&m.package, name))
             || self.extras.iter().any(|e| {
-                normalize(&e.package) == *name
-                    && requirement.extras.contains(&normalize(&e.extra))
+                normalizes_to(&e.package, name)
+                    && requirement
+                        .extras
+                        .iter()
+                        .any(|x| normalizes_to(&e.extra, x))
                     && self.extra_has_ranges(e)
             })
     }
@@ -484,7 +489,7 @@ impl PackageKnowledge {
         let name = normalize(package);
         self.meta_packages
             .iter()
-            .find(|m| normalize(&m.package) == name && m.covers(release))
+            .find(|m| normalizes_to(&m.package, &name) && m.covers(release))
     }
 
     /// What to install instead of the package a requirement names, for a
@@ -498,8 +503,8 @@ impl PackageKnowledge {
             .cuda_variants
             .iter()
             .filter(|v| {
-                normalize(&v.package) == *name
-                    || v.variants.iter().any(|(_, n)| normalize(n) == *name)
+                normalizes_to(&v.package, name)
+                    || v.variants.iter().any(|(_, n)| normalizes_to(n, name))
             })
             .flat_map(|v| &v.variants)
             .find(|(cuda, _)| *cuda == major);
@@ -509,7 +514,7 @@ impl PackageKnowledge {
         let variant = self
             .meta_packages
             .iter()
-            .filter(|m| normalize(&m.package) == *name && m.cuda.major() == major)
+            .filter(|m| normalizes_to(&m.package, name) && m.cuda.major() == major)
             .max_by_key(|m| m.since);
         if let Some(meta) = variant {
             return Some(format!("`{}`", meta.variant));
@@ -517,7 +522,7 @@ impl PackageKnowledge {
         self.extras
             .iter()
             .find(|e| {
-                normalize(&e.package) == *name
+                normalizes_to(&e.package, name)
                     && !e.system
                     && e.until.is_none()
                     && e.cuda.written == 1
@@ -537,7 +542,7 @@ impl PackageKnowledge {
         let release = release.major_minor();
         self.pypi_defaults
             .iter()
-            .find(|d| normalize(&d.package) == normalize(package) && d.versions.contains(&release))
+            .find(|d| same_name(&d.package, package) && d.versions.contains(&release))
     }
 
     /// The newest `package` release series (`2.3`) in the PyPI table that a
@@ -553,7 +558,7 @@ impl PackageKnowledge {
         for release in self
             .pypi_defaults
             .iter()
-            .filter(|d| normalize(&d.package) == requirement.name)
+            .filter(|d| normalizes_to(&d.package, &requirement.name))
             .flat_map(|d| d.versions.iter().copied())
         {
             if cap.is_some_and(|cap| release.major_minor() > cap.major_minor()) {
@@ -570,7 +575,7 @@ impl PackageKnowledge {
     pub fn newest_pypi_release(&self, package: &str) -> Option<Version> {
         self.pypi_defaults
             .iter()
-            .filter(|d| normalize(&d.package) == normalize(package))
+            .filter(|d| same_name(&d.package, package))
             .flat_map(|d| d.versions.iter().copied())
             .max()
     }
@@ -795,17 +800,36 @@ fn cuda_of_version_text(text: &str) -> Option<Version> {
 
 /// PEP 503/685 normalisation: lower case, runs of `-_.` as one `-`.
 pub fn normalize(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
+    normalized_chars(name).collect()
+}
+
+/// The characters of `name` as [`normalize`] writes them: lower case, each
+/// run of `-`, `_` and `.` one `-`.
+fn normalized_chars(name: &str) -> impl Iterator<Item = char> + '_ {
+    let mut after_separator = false;
+    name.chars().filter_map(move |c| {
         if matches!(c, '-' | '_' | '.') {
-            if !out.ends_with('-') {
-                out.push('-');
-            }
+            let first = !after_separator;
+            after_separator = true;
+            first.then_some('-')
         } else {
-            out.push(c.to_ascii_lowercase());
+            after_separator = false;
+            Some(c.to_ascii_lowercase())
         }
-    }
-    out
+    })
+}
+
+/// Whether [`normalize`] turns `name` into `normalized`, without building
+/// the normalised text (the knowledge compares its names with every
+/// requirement's).
+pub fn normalizes_to(name: &str, normalized: &str) -> bool {
+    normalized_chars(name).eq(normalized.chars())
+}
+
+/// Whether two names are the same project: `normalize(a) == normalize(b)`,
+/// without building either.
+pub fn same_name(a: &str, b: &str) -> bool {
+    normalized_chars(a).eq(normalized_chars(b))
 }
 
 /// Just enough of PEP 508 to read `name[extras]==version; marker`.

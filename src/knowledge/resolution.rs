@@ -257,7 +257,7 @@ impl SystemFramework {
                 .then_some(cuda);
         }
         let named =
-            normalize(&self.package) == name || self.also.iter().any(|a| normalize(a) == name);
+            normalizes_to(&self.package, name) || self.also.iter().any(|a| normalizes_to(a, name));
         if named {
             self.cuda
         } else {
@@ -285,7 +285,7 @@ const DEFAULT_CONSEQUENCE: &str =
     "the GPU provider does not load and the work runs on the CPU, with a warning at most";
 
 fn is_name_pattern(package: &str) -> bool {
-    package.contains("{major}") || package.contains("{cuda}")
+    package.contains('{') && (package.contains("{major}") || package.contains("{cuda}"))
 }
 
 /// The CUDA libraries the `nvidia/cuda` variants in `variants` hold
@@ -461,7 +461,7 @@ impl ResolutionKnowledge {
         let companion = self
             .torch_companions
             .iter()
-            .find(|c| normalize(&c.package) == normalize(package))?;
+            .find(|c| same_name(&c.package, package))?;
         companion
             .pairs
             .iter()
@@ -476,7 +476,7 @@ impl ResolutionKnowledge {
         let entry = self
             .torch_pins
             .iter()
-            .find(|p| normalize(&p.package) == normalize(package))?;
+            .find(|p| same_name(&p.package, package))?;
         entry
             .releases
             .iter()
@@ -492,7 +492,7 @@ impl ResolutionKnowledge {
     pub fn has_torch_pins(&self, package: &str) -> bool {
         self.torch_pins
             .iter()
-            .any(|p| normalize(&p.package) == normalize(package))
+            .any(|p| same_name(&p.package, package))
     }
 
     /// The index rules of a Python installer (`pip`, `uv`).
@@ -504,7 +504,7 @@ impl ResolutionKnowledge {
     pub fn is_torch_companion(&self, package: &str) -> bool {
         self.torch_companions
             .iter()
-            .any(|c| normalize(&c.package) == normalize(package))
+            .any(|c| same_name(&c.package, package))
     }
 
     /// Whether `package` pins torch in a way the data does not follow.
@@ -512,7 +512,7 @@ impl ResolutionKnowledge {
         self.torch_pinners
             .names
             .iter()
-            .any(|n| normalize(n) == normalize(package))
+            .any(|n| same_name(n, package))
     }
 
     /// The build a system-CUDA framework requirement gets: the release of an
@@ -571,7 +571,7 @@ impl ResolutionKnowledge {
                 entry
                     .newest
                     .iter()
-                    .find(|(name, _)| normalize(name) == normalize(package))
+                    .find(|(name, _)| same_name(name, package))
                     .map(|(_, version)| (*version, entry))
             })
     }
@@ -598,7 +598,7 @@ impl ResolutionKnowledge {
 }
 
 /// PEP 503 normalisation, as the packages knowledge does it.
-pub use super::packages::normalize;
+pub use super::packages::{normalize, normalizes_to, same_name};
 
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,7 @@
 use serde::Deserialize;
 
 use super::images::glob_matches;
-use super::packages::normalize;
+use super::packages::{normalize, same_name};
 use super::version::Version;
 
 /// The `nvidia/cuda` variants with /usr/local/cuda but no bin/nvcc.
@@ -42,7 +42,7 @@ impl SourceBuild {
     /// one of its repositories that is not a wheel.
     pub fn installed_by(&self, name: &str, word: &str, is_location: bool) -> bool {
         if !is_location {
-            return normalize(name) == normalize(&self.package);
+            return same_name(name, &self.package);
         }
         let lower = word.to_ascii_lowercase();
         let path = lower.split(['?', '#']).next().unwrap_or(&lower);
@@ -86,9 +86,7 @@ impl CudaSwitchOutcome {
     /// Whether the outcome holds for an install of `package`, pinned to
     /// `release` where it names one.
     pub fn applies_to(&self, package: &str, release: Option<Version>) -> bool {
-        self.packages
-            .iter()
-            .any(|p| normalize(p) == normalize(package))
+        self.packages.iter().any(|p| same_name(p, package))
             && match (release, self.from_release) {
                 (Some(release), Some(from)) => release >= from,
                 _ => true,
@@ -124,7 +122,7 @@ impl NewestForPython {
     pub fn newest(&self, package: &str) -> Option<Version> {
         self.newest
             .iter()
-            .find(|(name, _)| normalize(name) == normalize(package))
+            .find(|(name, _)| same_name(name, package))
             .map(|(_, version)| *version)
     }
 }

@@ -399,12 +399,28 @@ fn is_source_location(word: &str) -> bool {
 
 /// `text` (a path or URL) names `project` as one of its components.
 pub fn names_project(text: &str, project: &str) -> bool {
-    let lower = text.to_ascii_lowercase();
-    let project = project.to_ascii_lowercase();
-    lower
-        .split(['/', '@', '#', '='])
-        .map(|part| part.trim_end_matches(".git"))
-        .any(|part| part == project || part.split('[').next() == Some(project.as_str()))
+    // Case-blind comparisons rather than lower-cased copies: every word of
+    // every RUN is asked about every known project.
+    text.split(['/', '@', '#', '='])
+        .map(trim_git_suffixes)
+        .any(|part| {
+            part.split('[')
+                .next()
+                .is_some_and(|name| name.eq_ignore_ascii_case(project))
+        })
+}
+
+/// `part` without its `.git` suffixes (any case): `repo.git` → `repo`.
+fn trim_git_suffixes(mut part: &str) -> &str {
+    const SUFFIX: &[u8] = b".git";
+    while let Some(at) = part.len().checked_sub(SUFFIX.len()) {
+        if !part.as_bytes()[at..].eq_ignore_ascii_case(SUFFIX) {
+            break;
+        }
+        // The suffix matched ASCII, so `at` is a character boundary.
+        part = &part[..at];
+    }
+    part
 }
 
 /// Whether the compile in `step` is cached: a cache mount on the RUN, or a

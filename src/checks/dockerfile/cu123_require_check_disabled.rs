@@ -77,11 +77,9 @@ impl DockerfileRule for RequireCheckDisabled {
                 return Some(setting.value.to_string());
             }
             target
-                .env
-                .iter()
-                .find(|(k, _)| k == setting.key)
-                .map(|(_, v)| v.clone())
+                .env_value(setting.key)
                 .filter(|v| !v.contains('$'))
+                .map(str::to_string)
         };
         let insufficient = runtime.error("insufficient-driver");
         let consequence = insufficient.map_or_else(String::new, |e| {

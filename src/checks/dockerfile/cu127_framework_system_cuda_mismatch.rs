@@ -442,11 +442,14 @@ const INDEX_ENV_VARS: &[&str] = &[
 /// feed of ONNX Runtime, a mirror with other builds): the PyPI facts do
 /// not apply.
 fn from_other_index(stage: &Stage, install: &PackageInstall) -> bool {
+    // Looked up by name: a stage may set thousands of variables, and this
+    // is asked per install.
     !install.index_urls.is_empty()
-        || stage
-            .env
-            .iter()
-            .any(|(key, value)| INDEX_ENV_VARS.contains(&key.as_str()) && !value.trim().is_empty())
+        || INDEX_ENV_VARS.iter().any(|var| {
+            stage
+                .env_value(var)
+                .is_some_and(|value| !value.trim().is_empty())
+        })
 }
 
 /// A pip/conda install of packages that bring NVIDIA's CUDA libraries:

@@ -8,6 +8,10 @@
 //! old major), and the newest release of the file's own major with its
 //! status, so the user can choose.
 
+use std::sync::LazyLock;
+
+use memchr::memmem::Finder;
+
 use crate::checks::dockerfile::build_steps::program_words;
 use crate::checks::dockerfile::cuda_stages::pulled_images;
 use crate::checks::dockerfile::support::{root_image, stage_instructions};
@@ -294,7 +298,13 @@ fn pypi_torch_of_old_major(
 
 /// The `cuXYZ` segment of a PyTorch wheel index URL in `word`.
 fn torch_index(word: &str) -> Option<&str> {
-    let (_, rest) = word.split_once("download.pytorch.org/whl/")?;
+    const INDEX: &str = "download.pytorch.org/whl/";
+    // One searcher for every word of every RUN (a `split_once` sets one up
+    // per call).
+    static FINDER: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new(INDEX));
+    let at = FINDER.find(word.as_bytes())?;
+    // The index is ASCII, so `at + INDEX.len()` is a character boundary.
+    let rest = &word[at + INDEX.len()..];
     let rest = rest
         .strip_prefix("nightly/")
         .or_else(|| rest.strip_prefix("test/"))

@@ -42,6 +42,7 @@ pub mod cuda_facts;
 pub mod cuda_stages;
 pub mod cupti_use;
 pub mod installer_python;
+pub mod lint_memo;
 pub mod package_cache;
 pub mod requirement_files;
 pub mod runtime_env;

@@ -69,8 +69,16 @@ impl<'a> CacheEvidence<'a> {
     where
         'a: 's,
     {
+        // Only managers with such settings are asked (a command's program
+        // is found per manager asked).
+        let configurable = || {
+            self.hygiene
+                .managers
+                .iter()
+                .filter(|m| !m.no_cache_config.is_empty())
+        };
         for command in &step.commands {
-            for manager in &self.hygiene.managers {
+            for manager in configurable() {
                 let configs = manager
                     .no_cache_config
                     .iter()
@@ -142,7 +150,7 @@ fn cache_fills<'a>(hygiene: &'a Hygiene, step: &'a RunStep) -> Vec<Fill<'a>> {
         if found.iter().any(|f| f.position == position) {
             continue;
         }
-        for manager in &hygiene.managers {
+        for manager in hygiene.managers.iter().filter(|m| !m.also_fills.is_empty()) {
             if let Some(sub) =
                 subcommand_among(command, manager, manager.also_fills.iter().cloned())
             {

@@ -110,7 +110,8 @@ pub fn expand(
     }
     let key = (stage.index, step.instruction, install.command);
     if let Some(known) = ctx
-        .requirement_memo
+        .memo
+        .requirements
         .expanded
         .lock()
         .ok()
@@ -119,7 +120,7 @@ pub fn expand(
         return known;
     }
     let expanded = read_in(ctx, stage, step, install).map(Arc::new);
-    if let Ok(mut memo) = ctx.requirement_memo.expanded.lock() {
+    if let Ok(mut memo) = ctx.memo.requirements.expanded.lock() {
         memo.insert(key, expanded.clone());
     }
     expanded

@@ -2,6 +2,8 @@
 //! mixed CUDA stacks (CU109, CU113, CU127, CU128): the chain of stages it
 //! is built on, every package install along it, and the cuDNN of its base.
 
+use memchr::memmem::Finder;
+
 use crate::checks::dockerfile::support::{base_facts, root_image, stage_instructions};
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::Command;
@@ -64,13 +66,23 @@ pub fn installs_cudnn(install: &PackageInstall) -> bool {
 /// that OS's own Python (no versioned interpreter, conda, pyenv or
 /// deadsnakes anywhere in the chain, and pip not run by a versioned
 /// `pythonX.Y`): what an unpinned requirement's newest release depends on.
+/// Found once per stage and lint ([`crate::checks::dockerfile::lint_memo`]):
+/// it reads every word of
+/// every RUN of the chain.
 pub fn distro_python_os(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<String> {
+    ctx.memo
+        .distro_python_os(stage.index, || find_distro_python_os(ctx, stage))
+}
+
+/// [`distro_python_os`], uncached.
+fn find_distro_python_os(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<String> {
     let facts = base_facts(ctx, stage)?;
     if facts.family != "nvidia/cuda" {
         return None;
     }
     let os = facts.os?;
     let other = &ctx.knowledge.resolution.other_python;
+    let needles: Vec<Finder<'_>> = other.words.iter().map(Finder::new).collect();
     for s in chain(ctx, stage) {
         for run in &s.runs {
             let versioned_package = run.installs.iter().any(|install| {
@@ -82,10 +94,9 @@ pub fn distro_python_os(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<St
                             .any(|p| other.packages.iter().any(|g| glob_matches(g, &p.name))))
             });
             let words = run.commands.iter().flat_map(|c| &c.words).any(|w| {
-                other
-                    .words
+                needles
                     .iter()
-                    .any(|needle| w.text.contains(needle.as_str()))
+                    .any(|needle| needle.find(w.text.as_bytes()).is_some())
                     || is_versioned_python(w.text.rsplit('/').next().unwrap_or(&w.text))
             });
             if versioned_package || words {

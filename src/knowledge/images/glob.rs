@@ -5,6 +5,9 @@ use crate::wildcard::{self, Wild};
 /// Glob match: `*` matches any run of characters, `#` one or more ASCII
 /// digits, everything else itself.
 pub fn glob_matches(pattern: &str, text: &str) -> bool {
+    if !wildcard::literal_ends_fit(pattern, |c| c == '*' || c == '#', text) {
+        return false;
+    }
     let tokens = pattern.chars().map(|c| match c {
         '*' => Wild::AnyRun,
         '#' => Wild::DigitRun,
