@@ -58,15 +58,29 @@ pub fn matches(pattern: impl IntoIterator<Item = Wild>, text: &str) -> bool {
 /// (all of it, for a pattern without one). `is_wild` tells the dialect's
 /// wildcard characters.
 pub fn literal_ends_fit(pattern: &str, is_wild: impl Fn(char) -> bool, text: &str) -> bool {
-    match (pattern.find(&is_wild), pattern.rfind(&is_wild)) {
-        (Some(first), Some(last)) => {
-            let head = &pattern[..first];
-            let wildcard = pattern[last..].chars().next().map_or(0, char::len_utf8);
-            let tail = &pattern[last + wildcard..];
-            text.len() >= head.len() + tail.len() && text.starts_with(head) && text.ends_with(tail)
+    // The head is compared as it is read: most texts differ from most
+    // patterns in the first characters, and a pattern without a wildcard
+    // is then never read whole (knowledge tables hold many such names).
+    let mut first_wild = None;
+    for (at, c) in pattern.char_indices() {
+        if is_wild(c) {
+            first_wild = Some(at);
+            break;
         }
-        _ => pattern == text,
+        // The characters before matched byte for byte, so `at` is a
+        // character boundary of `text` too.
+        if !text.get(at..).is_some_and(|rest| rest.starts_with(c)) {
+            return false;
+        }
     }
+    let Some(first) = first_wild else {
+        // All of the pattern is a prefix of the text.
+        return pattern.len() == text.len();
+    };
+    let last = pattern.rfind(&is_wild).unwrap_or(first);
+    let wildcard = pattern[last..].chars().next().map_or(0, char::len_utf8);
+    let tail = &pattern[last + wildcard..];
+    text.len() >= first + tail.len() && text.ends_with(tail)
 }
 
 /// [`matches`] by dynamic programming: O(pattern × text), no backtracking.

@@ -85,7 +85,7 @@ pub fn split_run(
                 .iter()
                 .map(|w| Part {
                     // The string's text starts after the JSON opening quote.
-                    mapped: MappedText::contiguous(w.text.clone(), w.span.start + 1),
+                    pieces: MappedText::contiguous(w.text.clone(), w.span.start + 1).pieces,
                     word: w.clone(),
                     resolved: true,
                 })
@@ -287,7 +287,9 @@ impl WordBuf {
 /// A finished word and the map of its text back to the file.
 struct Part {
     word: Word,
-    mapped: MappedText,
+    /// Where the word's text lies in the file ([`MappedText::pieces`]),
+    /// for a `sh -c` script split in turn.
+    pieces: Vec<(usize, usize)>,
     /// Nothing in it was kept unexpanded.
     resolved: bool,
 }
@@ -785,16 +787,12 @@ impl Splitter<'_> {
                 return;
             }
         }
-        let mapped = MappedText {
-            text: word.text.clone(),
-            pieces: word.pieces,
-        };
         cur.command.words.push(Part {
             word: Word {
                 text: word.text,
                 span,
             },
-            mapped,
+            pieces: word.pieces,
             resolved: !word.unresolved,
         });
     }
@@ -804,11 +802,13 @@ impl Splitter<'_> {
         self.finish_word(cur);
         cur.redirect = None;
         let mut command = std::mem::take(&mut cur.command);
-        let words: Vec<String> = command.words.iter().map(|p| p.word.text.clone()).collect();
+        // Copied only where a here-document or a condition needs them.
+        let words =
+            || -> Vec<String> { command.words.iter().map(|p| p.word.text.clone()).collect() };
         for delimiter in std::mem::take(&mut command.heredocs) {
             self.heredocs.push(HeredocUse {
                 delimiter,
-                command_words: words.clone(),
+                command_words: words(),
             });
         }
         let reach = cur.reach();
@@ -821,9 +821,9 @@ impl Splitter<'_> {
         if !command.words.is_empty() || !command.assignments.is_empty() {
             cur.after_or = false;
         }
-        if !words.is_empty() {
+        if !command.words.is_empty() {
             if let Some(branch) = cur.branches.last_mut().filter(|b| b.in_condition) {
-                let texts: Vec<&str> = words.iter().map(String::as_str).collect();
+                let texts: Vec<&str> = command.words.iter().map(|p| p.word.text.as_str()).collect();
                 branch.condition_commands += 1;
                 branch.condition = test_value(&texts).map(|v| v != command.negated);
             }
@@ -879,11 +879,19 @@ impl Splitter<'_> {
             return;
         };
         let span = first.word.span.cover(last.word.span);
-        let start = command_start(&words.iter().map(|p| p.word.clone()).collect::<Vec<_>>());
-        let script = shell_c_script(&words, start);
-        let nested = script.map(|p| p.mapped.clone());
+        let (words, mut pieces): (Vec<Word>, Vec<_>) = words
+            .into_iter()
+            .map(|part| (part.word, part.pieces))
+            .unzip();
+        let start = command_start(&words);
+        let nested = shell_c_script(&words, start).and_then(|at| {
+            Some(MappedText {
+                text: words.get(at)?.text.clone(),
+                pieces: std::mem::take(pieces.get_mut(at)?),
+            })
+        });
         self.commands.push(ShellCommand {
-            words: words.into_iter().map(|p| p.word).collect(),
+            words,
             assignments,
             span,
             reach,
@@ -903,16 +911,17 @@ impl Splitter<'_> {
     }
 }
 
-/// The script argument of `sh -c SCRIPT`, `bash -euxo pipefail -c SCRIPT`.
-fn shell_c_script(words: &[Part], start: usize) -> Option<&Part> {
+/// Where the script argument of `sh -c SCRIPT`, `bash -euxo pipefail -c
+/// SCRIPT` is among `words`.
+fn shell_c_script(words: &[Word], start: usize) -> Option<usize> {
     let program = words.get(start)?;
-    if !is_shell(&program.word.text) {
+    if !is_shell(&program.text) {
         return None;
     }
     let mut has_c = false;
     let mut i = start + 1;
-    while let Some(part) = words.get(i) {
-        let text = part.word.text.as_str();
+    while let Some(word) = words.get(i) {
+        let text = word.text.as_str();
         match text.strip_prefix('-').or_else(|| text.strip_prefix('+')) {
             Some("-") => {
                 i += 1;
@@ -929,11 +938,7 @@ fn shell_c_script(words: &[Part], start: usize) -> Option<&Part> {
         }
         i += 1;
     }
-    if has_c {
-        words.get(i)
-    } else {
-        None
-    }
+    (has_c && i < words.len()).then_some(i)
 }
 
 /// Read a redirection operator starting with `first` (`<` or `>`).

@@ -889,6 +889,14 @@ pub fn normalize_path(path: &str) -> &str {
 /// every other character matches itself. Linear in practice: each literal
 /// piece is found once, leftmost, which is correct for `*`-only globs.
 pub fn glob_match(pattern: &str, text: &str) -> bool {
+    // A literal first or last byte of the pattern must be the text's.
+    let (pattern_bytes, text_bytes) = (pattern.as_bytes(), text.as_bytes());
+    let literal_differs = |p: Option<&u8>, t: Option<&u8>| matches!((p, t), (Some(&p), Some(&t)) if p != b'*' && p != t);
+    if literal_differs(pattern_bytes.first(), text_bytes.first())
+        || literal_differs(pattern_bytes.last(), text_bytes.last())
+    {
+        return false;
+    }
     let Some((first, after_first)) = pattern.split_once('*') else {
         // No `*` at all: the whole text must equal the pattern.
         return pattern == text;
@@ -897,6 +905,13 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
         return false;
     };
     let (middle, last) = after_first.rsplit_once('*').unwrap_or(("", after_first));
+    // The literal end decides most texts: before searching the middle.
+    if rest.len() < last.len() || !rest.ends_with(last) {
+        return false;
+    }
+    if middle.is_empty() {
+        return true;
+    }
     for piece in middle.split('*') {
         match rest.find(piece) {
             Some(at) => rest = rest.get(at + piece.len()..).unwrap_or(""),

@@ -800,7 +800,10 @@ fn cuda_of_version_text(text: &str) -> Option<Version> {
 
 /// PEP 503/685 normalisation: lower case, runs of `-_.` as one `-`.
 pub fn normalize(name: &str) -> String {
-    normalized_chars(name).collect()
+    // Sized once: every requirement of every install is normalised.
+    let mut normalized = String::with_capacity(name.len());
+    normalized.extend(normalized_chars(name));
+    normalized
 }
 
 /// The characters of `name` as [`normalize`] writes them: lower case, each
@@ -823,6 +826,13 @@ fn normalized_chars(name: &str) -> impl Iterator<Item = char> + '_ {
 /// the normalised text (the knowledge compares its names with every
 /// requirement's).
 pub fn normalizes_to(name: &str, normalized: &str) -> bool {
+    // Most names the knowledge holds differ from the requirement's in the
+    // first letter: told apart without walking the characters.
+    if let (Some(&first), Some(&other)) = (name.as_bytes().first(), normalized.as_bytes().first()) {
+        if first.is_ascii_alphanumeric() && first.to_ascii_lowercase() != other {
+            return false;
+        }
+    }
     normalized_chars(name).eq(normalized.chars())
 }
 
@@ -946,13 +956,17 @@ impl<'s> Requirement<'s> {
     fn exact_version(&self) -> Option<Version> {
         let version = self.exact_version_text()?;
         let public = version.split('+').next().unwrap_or(version);
-        // `2.5.1.post1`, `2.6.0rc1`: judge by the numeric release part.
-        let numeric: Vec<&str> = public
-            .split('.')
-            .take_while(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
-            .take(3)
-            .collect();
-        Version::parse(&numeric.join("."))
+        // `2.5.1.post1`, `2.6.0rc1`: judge by the numeric release part (at
+        // most three all-digit parts), a slice of `public` rather than a copy.
+        let mut numeric_end = 0;
+        for (index, part) in public.split('.').take(3).enumerate() {
+            if part.is_empty() || !part.bytes().all(|b| b.is_ascii_digit()) {
+                break;
+            }
+            // The parts before this one and their dots.
+            numeric_end += usize::from(index > 0) + part.len();
+        }
+        Version::parse(public.get(..numeric_end).unwrap_or(""))
     }
 }
 
@@ -977,11 +991,29 @@ fn package_name(word: &str) -> String {
 /// Returns the CUDA version the placeholder captured; for a pattern without
 /// a placeholder use [`glob_match`].
 pub(crate) fn match_name_pattern(pattern: &str, name: &str) -> Option<Version> {
+    // Where `placeholder` first stands: looked for only at the `{`s (a
+    // substring search per pattern and name costs more than the match).
+    let first_at = |placeholder: &str| {
+        pattern
+            .match_indices('{')
+            .map(|(at, _)| at)
+            .find(|&at| pattern[at..].starts_with(placeholder))
+    };
     let (before, placeholder, after) = ["{major}", "{cuda}"].iter().find_map(|p| {
-        let (before, after) = pattern.split_once(p)?;
-        Some((before, *p, after))
+        let at = first_at(p)?;
+        Some((&pattern[..at], *p, &pattern[at + p.len()..]))
     })?;
     if name.len() > MAX_NAME_LEN {
+        return None;
+    }
+    // The literal ends of the pattern must be the name's ends, whatever the
+    // placeholder captures: most names fail here, before any digit run.
+    let literal_head = before.split('*').next().unwrap_or("");
+    let literal_tail = after.rsplit('*').next().unwrap_or("");
+    if !name.starts_with(literal_head)
+        || !name.ends_with(literal_tail)
+        || name.len() < literal_head.len() + literal_tail.len()
+    {
         return None;
     }
     // Try each run of digits in the name as the placeholder's capture.

@@ -401,6 +401,16 @@ fn is_source_location(word: &str) -> bool {
 pub fn names_project(text: &str, project: &str) -> bool {
     // Case-blind comparisons rather than lower-cased copies: every word of
     // every RUN is asked about every known project.
+    let (text_bytes, project_bytes) = (text.as_bytes(), project.as_bytes());
+    // Most texts hold no such run of letters at all: told apart before
+    // splitting them into components.
+    if !project_bytes.is_empty()
+        && !text_bytes
+            .windows(project_bytes.len())
+            .any(|window| window.eq_ignore_ascii_case(project_bytes))
+    {
+        return false;
+    }
     text.split(['/', '@', '#', '='])
         .map(trim_git_suffixes)
         .any(|part| {

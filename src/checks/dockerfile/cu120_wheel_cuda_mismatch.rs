@@ -6,7 +6,6 @@ use crate::checks::dockerfile::cuda_facts::{
 };
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::knowledge::packages::PackageKnowledge;
 use crate::knowledge::resolution::normalize;
 use crate::knowledge::Version;
 use crate::prediction::Prediction;
@@ -85,7 +84,8 @@ fn build_advice(ctx: &DockerfileContext<'_>, pin: &StagePin, have: Version) -> S
 
 /// A requirement of a package whose releases pin torch (vLLM).
 fn pins_torch(ctx: &DockerfileContext<'_>, spec: &str) -> bool {
-    PackageKnowledge::requirement_terms(spec)
+    ctx.memo
+        .requirement_terms(spec)
         .is_some_and(|(name, _, _)| ctx.knowledge.resolution.has_torch_pins(&name))
 }
 
@@ -93,9 +93,12 @@ fn pins_torch(ctx: &DockerfileContext<'_>, spec: &str) -> bool {
 /// or a requirement of torch or its companions (torchvision, torchaudio).
 fn from_pytorch(ctx: &DockerfileContext<'_>, text: &str) -> bool {
     is_index_url(ctx, text)
-        || PackageKnowledge::requirement_terms(text).is_some_and(|(name, _, _)| {
-            name == "torch" || ctx.knowledge.resolution.is_torch_companion(&name)
-        })
+        || ctx
+            .memo
+            .requirement_terms(text)
+            .is_some_and(|(name, _, _)| {
+                name == "torch" || ctx.knowledge.resolution.is_torch_companion(&name)
+            })
 }
 
 /// A pin that is a PyTorch index or wheel URL (`rules/packages.toml` `index_urls`).
@@ -147,7 +150,7 @@ fn prediction(ctx: &DockerfileContext<'_>, pin: &StagePin) -> Option<Prediction>
     let package = if is_index_url(ctx, &pin.text) {
         "torch".to_string()
     } else {
-        let (name, _, _) = PackageKnowledge::requirement_terms(&pin.text)?;
+        let (name, _, _) = ctx.memo.requirement_terms(&pin.text)?;
         match normalize(&name).as_str() {
             "pytorch" | "pytorch-cuda" => "torch".to_string(),
             name if ctx.knowledge.resolution.has_torch_pins(name) => "torch".to_string(),

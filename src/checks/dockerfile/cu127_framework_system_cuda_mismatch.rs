@@ -99,7 +99,7 @@ fn resolve<'k>(
     package: &RequestedPackage,
     python_os: Option<&str>,
 ) -> Option<FrameworkBuild<'k>> {
-    let (name, exact, open) = PackageKnowledge::requirement_terms(&package.word.text)?;
+    let (name, exact, open) = ctx.memo.requirement_terms(&package.word.text)?;
     let build = ctx
         .knowledge
         .resolution
@@ -284,8 +284,7 @@ fn judge_without_cuda(ctx: &DockerfileContext<'_>, stage: &Stage, out: &mut Vec<
     for run in &stage.runs {
         for install in run.installs.iter().filter(|i| i.manager.is_python()) {
             for package in install.packages.iter().filter(|p| !p.is_location) {
-                let Some((name, exact, open)) =
-                    PackageKnowledge::requirement_terms(&package.word.text)
+                let Some((name, exact, open)) = ctx.memo.requirement_terms(&package.word.text)
                 else {
                     continue;
                 };

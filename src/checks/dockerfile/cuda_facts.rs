@@ -16,7 +16,7 @@ use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::{PackageInstall, PackageManager};
-use crate::knowledge::packages::{CudaPin, ExtraIndexTorch, PackageKnowledge, PypiTorch, SpecCuda};
+use crate::knowledge::packages::{CudaPin, ExtraIndexTorch, PypiTorch, SpecCuda};
 use crate::knowledge::resolution::{IndexStrategy, Installer, PythonNewest};
 use crate::knowledge::Version;
 use crate::source::Span;
@@ -323,7 +323,9 @@ fn python_pins<'i>(
         .filter(|p| !p.is_location)
         .map(|p| (&p.word, torch_spec(ctx, &p.word.text)))
         .filter(|(_, spec)| {
-            PackageKnowledge::requirement_terms(spec).is_some_and(|(name, _, _)| name == "torch")
+            ctx.memo
+                .requirement_terms(spec)
+                .is_some_and(|(name, _, _)| name == "torch")
         })
         .collect();
     let mut found: Vec<FoundPin<'i>> = Vec::new();
@@ -356,7 +358,7 @@ fn python_pins<'i>(
                 }
                 let index_cuda = pin.cuda.major_minor();
                 let lacking = torch_words.iter().find_map(|(_, spec)| {
-                    let (_, exact, _) = PackageKnowledge::requirement_terms(spec)?;
+                    let (_, exact, _) = ctx.memo.requirement_terms(spec)?;
                     let builds = packages.torch_builds(exact?)?;
                     (!builds.cuda.contains(&index_cuda)).then_some(exact?)
                 });
@@ -370,7 +372,9 @@ fn python_pins<'i>(
             }
             IndexStrategy::BestMatch | IndexStrategy::FirstMatch => {
                 for (package_word, spec) in &torch_words {
-                    let open = PackageKnowledge::requirement_terms(spec)
+                    let open = ctx
+                        .memo
+                        .requirement_terms(spec)
                         .is_some_and(|(_, exact, _)| exact.is_none());
                     if rule.strategy == IndexStrategy::FirstMatch && open {
                         // The index is searched first and has a torch
@@ -584,7 +588,7 @@ pub fn cuda_tag(cuda: Version) -> String {
 /// `torch==2.6`); anything else is itself. A companion pinned with a
 /// `+cuXYZ` label keeps it (the label says the build).
 fn torch_spec(ctx: &DockerfileContext<'_>, spec: &str) -> String {
-    let Some((name, Some(version), _)) = PackageKnowledge::requirement_terms(spec) else {
+    let Some((name, Some(version), _)) = ctx.memo.requirement_terms(spec) else {
         return spec.to_string();
     };
     if spec.contains('+') {

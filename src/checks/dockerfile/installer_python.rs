@@ -10,7 +10,7 @@ use crate::checks::dockerfile::support::base_facts;
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::Stage;
-use crate::knowledge::packages::{CudaPin, PackageKnowledge};
+use crate::knowledge::packages::CudaPin;
 use crate::knowledge::source_builds::PythonInstaller;
 use crate::knowledge::Version;
 
@@ -130,7 +130,11 @@ pub fn torch_pin<'i>(
     manager: &str,
 ) -> Option<FoundPin<'i>> {
     // A bounded range (`torch<2.13`) is not followed here.
-    if !PackageKnowledge::requirement_terms(&carrier.text).is_some_and(|(_, _, open)| open) {
+    if !ctx
+        .memo
+        .requirement_terms(&carrier.text)
+        .is_some_and(|(_, _, open)| open)
+    {
         return None;
     }
     let resolution = &ctx.knowledge.resolution;

@@ -217,7 +217,7 @@ fn subcommand_among<'c>(
     let first: Vec<&Word> = plain.by_ref().take(3).collect();
     for sub in subcommands {
         let expected: Vec<&str> = sub.split_whitespace().collect();
-        let key_only = |w: &Word| w.text.split('=').next().unwrap_or("").to_string();
+        let key_only = |w: &'c Word| w.text.split('=').next().unwrap_or("");
         let matches = expected.len() <= first.len()
             && expected
                 .iter()

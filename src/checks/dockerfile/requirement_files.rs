@@ -36,7 +36,6 @@ use crate::dockerfile::ast::{Command, CopyCommand, Word};
 use crate::dockerfile::model::{RunStep, Stage};
 use crate::dockerfile::packages::{requested, PackageInstall, RequestedPackage};
 use crate::dockerfile::requirements_file::{self, Loaded, Marker, MarkerEnv};
-use crate::knowledge::packages::PackageKnowledge;
 use crate::knowledge::resolution::normalize;
 use crate::source::{SourceFile, Span};
 
@@ -341,7 +340,7 @@ pub fn torch_may_be_installed_before(
 /// Whether a requirement names torch or a package that decides its CUDA
 /// (a torch companion or pinner, a requirement with a CUDA build).
 fn decides_torch(ctx: &DockerfileContext<'_>, text: &str) -> bool {
-    let Some((name, _, _)) = PackageKnowledge::requirement_terms(text) else {
+    let Some((name, _, _)) = ctx.memo.requirement_terms(text) else {
         return false;
     };
     let resolution = &ctx.knowledge.resolution;

@@ -63,8 +63,7 @@ pub(super) fn unpinned_torch_pin<'i>(
         if package.is_location {
             continue;
         }
-        let Some((name, exact, open)) = PackageKnowledge::requirement_terms(&package.word.text)
-        else {
+        let Some((name, exact, open)) = ctx.memo.requirement_terms(&package.word.text) else {
             continue;
         };
         if resolution.pins_torch(&name) {
@@ -102,8 +101,10 @@ pub(super) fn unpinned_torch_pin<'i>(
     let (newest, python) = resolution.newest_release(os, "torch")?;
     // A range with an upper bound: the newest release it admits, up to the
     // newest for the image's Python.
-    let bounded =
-        PackageKnowledge::requirement_terms(&carrier.text).is_some_and(|(_, _, open)| !open);
+    let bounded = ctx
+        .memo
+        .requirement_terms(&carrier.text)
+        .is_some_and(|(_, _, open)| !open);
     let newest = if bounded {
         packages.newest_in_range(&carrier.text, Some(newest))?
     } else {
@@ -213,12 +214,13 @@ pub(super) fn pinned_torch_pin<'i>(
     }
     let mut carrier: Option<(&Word, String, Option<Version>, bool)> = None;
     for package in install.packages.iter().filter(|p| !p.is_location) {
-        let Some((name, exact, open)) = PackageKnowledge::requirement_terms(&package.word.text)
-        else {
+        let Some((name, exact, open)) = ctx.memo.requirement_terms(&package.word.text) else {
             continue;
         };
         let torch = torch_spec(ctx, &package.word.text);
-        let names_torch = PackageKnowledge::requirement_terms(&torch)
+        let names_torch = ctx
+            .memo
+            .requirement_terms(&torch)
             .is_some_and(|(torch_name, exact, _)| torch_name == "torch" && exact.is_some());
         if names_torch || torch.contains('+') && name == "torch" {
             // The command names a torch release itself.
@@ -323,7 +325,7 @@ pub(super) fn newest_release_pins<'i>(
     let mut found = Vec::new();
     for package in install.packages.iter().filter(|p| !p.is_location) {
         let spec = package.word.text.trim_matches(['"', '\'']);
-        let Some((name, None, true)) = PackageKnowledge::requirement_terms(spec) else {
+        let Some((name, None, true)) = ctx.memo.requirement_terms(spec) else {
             continue;
         };
         // Only where the release decides (the words alone decide
