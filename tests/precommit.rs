@@ -8,7 +8,8 @@
 //! --path`, in a fresh clone each run. To keep that to a rebuild of
 //! cudalint alone, the test points CARGO_TARGET_DIR at
 //! `.cache/precommit-target` (dependencies compiled once, kept between
-//! runs) and builds the release profile without LTO and optimisation: the
+//! runs) and builds the release profile without LTO and optimisation (the
+//! per-package opt-levels through a cargo config beside the sample): the
 //! same code, compiled faster. The first run still compiles every
 //! dependency (minutes).
 
@@ -30,7 +31,32 @@ impl SampleRepo {
         std::fs::create_dir_all(&dir).unwrap();
         let repo = SampleRepo(dir);
         repo.git(&["init", "-q"]);
+        repo.build_dependencies_unoptimised();
         repo
+    }
+
+    /// The release profile sets opt-level per package (issue 22's size profile), which the
+    /// `CARGO_PROFILE_RELEASE_*` variables cannot reach: a cargo config beside the sample repo (cargo
+    /// finds it from the hook's clone in `.pre-commit-home`, below it) sets each of those packages
+    /// to opt-level 0, so the hook's build compiles as fast as before.
+    fn build_dependencies_unoptimised(&self) {
+        let manifest: toml::Table = std::fs::read_to_string(Path::new(REPO).join("Cargo.toml"))
+            .unwrap()
+            .parse()
+            .unwrap();
+        let packages = manifest
+            .get("profile")
+            .and_then(|profile| profile.get("release"))
+            .and_then(|release| release.get("package"))
+            .and_then(|packages| packages.as_table())
+            .map(|packages| packages.keys().cloned().collect::<Vec<_>>())
+            .unwrap_or_default();
+        let config: String = packages
+            .iter()
+            .map(|package| format!("[profile.release.package.\"{package}\"]\nopt-level = 0\n"))
+            .collect();
+        std::fs::create_dir_all(self.0.join(".cargo")).unwrap();
+        std::fs::write(self.0.join(".cargo/config.toml"), config).unwrap();
     }
 
     fn git(&self, args: &[&str]) {
