@@ -6,7 +6,8 @@
 //! instructions, a fifth of them `apt-get install` and a fifth `pip
 //! install` (the files of `benches/lsp/generate.py scale`, which
 //! `scripts/bench-lsp` times through the release CLI), each size's time, its
-//! ratio to the size before and the growth exponent (1: linear).
+//! ratio to the size before and the growth exponent (1: linear), once with
+//! the rules on the cores the engine takes and once on one thread.
 //!
 //! Run with `cargo bench --bench lint` (or `./scripts/bench`, which also
 //! compares against hadolint). Prints the best and median time of repeated
@@ -17,7 +18,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use cudalint::dockerfile::{build_model, model::BuildOptions, parser::parse_bytes};
-use cudalint::engine::{Engine, EngineOptions};
+use cudalint::engine::{Engine, EngineOptions, RuleThreads};
 
 // The same allocator as the `cudalint` binary, so the figures are the CLI's.
 #[global_allocator]
@@ -83,7 +84,15 @@ fn main() {
     if let Some(model) = model {
         report(&format!("{label}, model only"), model);
     }
-    growth_curve(&engine, passes);
+    // The rules of a large file share the machine's cores (up to four);
+    // the one-thread curve is the work itself.
+    let threads = RuleThreads::available().0;
+    growth_curve(&engine, passes, &format!("rules on {threads} threads"));
+    let one_thread = Engine::new(EngineOptions {
+        rule_threads: RuleThreads(1),
+        ..EngineOptions::default()
+    });
+    growth_curve(&one_thread, passes, "rules on 1 thread");
     println!(
         "peak RSS: {}",
         peak_rss().unwrap_or_else(|| "unknown".into())
@@ -153,7 +162,7 @@ const GROWTH_BLOCKS: [usize; 4] = [500, 1_000, 2_000, 4_000];
 /// The lint's time per size of [`scale`] file, with the ratio to the size
 /// before and the exponent k of time ∝ instructions^k between them. Under
 /// `cargo test` (one pass) only the smallest size runs.
-fn growth_curve(engine: &Engine, passes: usize) {
+fn growth_curve(engine: &Engine, passes: usize, threads: &str) {
     let sizes = if passes > 1 {
         &GROWTH_BLOCKS[..]
     } else {
@@ -180,7 +189,7 @@ fn growth_curve(engine: &Engine, passes: usize) {
         };
         println!(
             "{:70} best {:8.2} ms   median {:8.2} ms{growth}",
-            format!("growth: {instructions} instructions, lint"),
+            format!("growth: {instructions} instructions, lint ({threads})"),
             seconds * 1e3,
             median.as_secs_f64() * 1e3,
         );

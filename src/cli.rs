@@ -15,7 +15,7 @@ use crate::diagnostic::Diagnostic;
 use crate::discover;
 use crate::dockerfile::model::BuildOptions;
 use crate::dockerfile::platform::Platform;
-use crate::engine::{self, Engine, EngineOptions, Input};
+use crate::engine::{self, Engine, EngineOptions, Input, RuleThreads};
 use crate::fix::{self, FixOptions};
 use crate::knowledge::Knowledge;
 use crate::plugin;
@@ -415,6 +415,7 @@ fn resolve_in(
         },
         knowledge,
         context,
+        rule_threads: RuleThreads::available(),
     };
     Ok(Resolved {
         engine: Engine::new(options),

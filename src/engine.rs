@@ -7,6 +7,7 @@
 use std::io::Read;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::checks::dockerfile::{cu001_syntax_error, cu005_unknown_rule_in_suppression, RULES};
 use crate::checks::image::{ImageContext, RULES as IMAGE_RULES};
@@ -122,6 +123,40 @@ pub struct EngineOptions {
     /// `cudalint build CONTEXT`); `None`: each Dockerfile's own directory,
     /// and none for standard input.
     pub context: Option<PathBuf>,
+    /// How many threads run the rules over a large file ([`RuleThreads`]).
+    pub rule_threads: RuleThreads,
+}
+
+/// How many threads run the rules over one file. A file of at least
+/// [`PARALLEL_FROM_INSTRUCTIONS`] instructions has its rules shared among
+/// the threads (each takes the next rule not yet run); a smaller one is
+/// checked on the caller's thread, where starting a thread would cost more
+/// than its rules. The findings are the same either way, in the same order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RuleThreads(pub usize);
+
+/// The most threads [`RuleThreads::available`] takes: one rule (CU120 on a
+/// file of many pip installs) is a quarter of the work, so more would wait
+/// on it.
+const MAX_RULE_THREADS: usize = 4;
+
+/// The size from which a file's rules run on several threads: a language
+/// server lints a large file on every pause in typing, and each rule walks
+/// every instruction.
+pub const PARALLEL_FROM_INSTRUCTIONS: usize = 500;
+
+impl RuleThreads {
+    /// As many as the machine has cores, up to [`MAX_RULE_THREADS`].
+    pub fn available() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        RuleThreads(cores.clamp(1, MAX_RULE_THREADS))
+    }
+}
+
+impl Default for RuleThreads {
+    fn default() -> Self {
+        RuleThreads::available()
+    }
 }
 
 /// Runs a fixed set of rules with fixed options over inputs.
@@ -308,11 +343,7 @@ impl Engine {
                     build_context: context_files.as_ref(),
                     memo: &memo,
                 };
-                for rule in &self.rules {
-                    if self.options.selection.is_enabled(rule.meta().code) {
-                        run_rule(*rule, &ctx, &mut raw);
-                    }
-                }
+                self.run_rules(&ctx, &mut raw);
                 let suppressions = Suppressions::collect(&dockerfile, &self.metas);
                 for unknown in &suppressions.unknown {
                     raw.push(
@@ -368,6 +399,61 @@ pub fn sort_diagnostics(findings: &mut [Diagnostic]) {
 
 /// Run one rule, turning a panic into a finding so that a bug in one rule
 /// neither kills the run nor silently drops the file's other findings.
+impl Engine {
+    /// Every enabled rule over one file, findings in rule order.
+    fn run_rules(&self, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
+        let enabled: Vec<&dyn DockerfileRule> = self
+            .rules
+            .iter()
+            .copied()
+            .filter(|rule| self.options.selection.is_enabled(rule.meta().code))
+            .collect();
+        let threads = if ctx.dockerfile.instructions.len() >= PARALLEL_FROM_INSTRUCTIONS {
+            self.options.rule_threads.0.min(enabled.len())
+        } else {
+            1
+        };
+        if threads <= 1 {
+            for rule in enabled {
+                run_rule(rule, ctx, out);
+            }
+            return;
+        }
+        // Each thread takes the next rule; the findings go back in rule order.
+        let next = AtomicUsize::new(0);
+        let work = || {
+            let mut done: Vec<(usize, Vec<Diagnostic>)> = Vec::new();
+            loop {
+                let index = next.fetch_add(1, Ordering::Relaxed);
+                let Some(rule) = enabled.get(index) else {
+                    return done;
+                };
+                let mut found = Vec::new();
+                run_rule(*rule, ctx, &mut found);
+                done.push((index, found));
+            }
+        };
+        let mut done = std::thread::scope(|scope| {
+            let helpers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+            let mut done = work();
+            for helper in helpers {
+                // A rule's panic is caught in `guarded`; anything else is the
+                // engine's own bug and goes on as it would on one thread.
+                done.extend(
+                    helper
+                        .join()
+                        .unwrap_or_else(|panic| panic::resume_unwind(panic)),
+                );
+            }
+            done
+        });
+        done.sort_by_key(|(index, _)| *index);
+        for (_, mut found) in done {
+            out.append(&mut found);
+        }
+    }
+}
+
 fn run_rule(rule: &dyn DockerfileRule, ctx: &DockerfileContext<'_>, out: &mut Vec<Diagnostic>) {
     guarded(rule.meta(), "file", |found| rule.check(ctx, found), out);
 }

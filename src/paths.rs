@@ -21,9 +21,34 @@ pub fn components(path: &str) -> (Vec<&str>, bool) {
     (parts, above_root)
 }
 
+/// The last component of a slash path: `/usr/bin/pip3` → `pip3`, `pip` → `pip`, `dir/` → ``.
+/// A byte search from the end rather than a `rsplit`: the rules ask it of the program word of
+/// every command, most of them a few bytes long.
+pub fn basename(path: &str) -> &str {
+    match path.as_bytes().iter().rposition(|&byte| byte == b'/') {
+        Some(slash) => &path[slash + 1..],
+        None => path,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn basename_is_what_follows_the_last_slash() {
+        for (path, want) in [
+            ("/usr/bin/pip3", "pip3"),
+            ("pip", "pip"),
+            ("dir/", ""),
+            ("", ""),
+            ("./é/x", "x"),
+            ("/", ""),
+        ] {
+            assert_eq!(basename(path), want, "{path}");
+            assert_eq!(basename(path), path.rsplit('/').next().unwrap(), "{path}");
+        }
+    }
 
     #[test]
     fn dots_apply_and_a_climb_above_the_root_is_told() {

@@ -8,7 +8,9 @@ use cudalint::checks::dockerfile::RULES;
 use cudalint::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use cudalint::config::RuleSelection;
 use cudalint::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Location, Severity};
-use cudalint::engine::{Engine, EngineOptions, Input, InputError};
+use cudalint::engine::{
+    Engine, EngineOptions, Input, InputError, RuleThreads, PARALLEL_FROM_INSTRUCTIONS,
+};
 use cudalint::fix::{fix_source, FixOptions};
 use cudalint::source::{LineCol, SourceFile, Span};
 
@@ -110,6 +112,38 @@ fn a_panicking_rule_becomes_an_internal_error_and_the_others_still_report() {
         crash.message
     );
     assert!(crash.message.contains("index out of bounds in test rule"));
+}
+
+#[test]
+fn rules_shared_among_threads_find_what_one_thread_finds() {
+    // A large file (so its rules run on several threads) with findings of
+    // many rules: the example, over and over, and a rule that crashes.
+    let example =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/Dockerfile.example"))
+            .unwrap();
+    let instructions = cudalint::dockerfile::parser::parse_bytes(example.as_bytes())
+        .unwrap()
+        .instructions
+        .len();
+    let text = example.repeat(PARALLEL_FROM_INSTRUCTIONS / instructions + 1);
+    let lint_with = |threads: usize| {
+        let mut rules: Vec<&'static dyn DockerfileRule> = RULES.to_vec();
+        rules.push(&Panics);
+        let options = EngineOptions {
+            rule_threads: RuleThreads(threads),
+            ..EngineOptions::default()
+        };
+        format!("{:#?}", lint(&Engine::with_rules(options, rules), &text))
+    };
+    let one = lint_with(1);
+    for code in [
+        "CU000", "CU101", "CU104", "CU111", "CU122", "CU131", "CU132",
+    ] {
+        assert!(one.contains(code), "{code} missing");
+    }
+    for threads in [2, 4] {
+        assert_eq!(lint_with(threads), one, "{threads} threads");
+    }
 }
 
 #[test]

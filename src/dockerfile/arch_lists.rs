@@ -22,6 +22,7 @@
 
 use crate::dockerfile::ast::{Command, Instruction};
 use crate::dockerfile::model::{Reach, ShellCommand, Stage};
+use crate::paths::basename;
 use crate::source::Span;
 
 /// Variables whose value is an architecture list, with their syntax.
@@ -344,7 +345,7 @@ pub fn is_nvcc(command: &ShellCommand) -> bool {
     command
         .words
         .first()
-        .is_some_and(|w| w.text.rsplit('/').next() == Some("nvcc"))
+        .is_some_and(|w| basename(&w.text) == "nvcc")
 }
 
 /// The lists one shell command sets or uses: its `VAR=…` prefixes, `VAR=…`

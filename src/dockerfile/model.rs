@@ -183,11 +183,23 @@ pub struct ShellCommand {
     /// Words with quotes removed; `VAR=value` prefixes dropped into `assignments`.
     pub words: Vec<Word>,
     pub assignments: Vec<(String, String)>,
+    /// Index in `words` of the program the command runs, past wrappers
+    /// such as `sudo -u x`, `env A=1` and `nice -n 5`
+    /// ([`crate::dockerfile::shell::command_start`]): found once when the
+    /// script is split, since every rule asks for it.
+    pub program: usize,
     /// From the first to the last word.
     pub span: Span,
     /// Whether the build runs it, as far as the shell `if`s and `case`s
     /// around it can be decided from the values the Dockerfile gives.
     pub reach: Reach,
+}
+
+impl ShellCommand {
+    /// The words from the program on: the command without its wrappers.
+    pub fn program_words(&self) -> &[Word] {
+        self.words.get(self.program..).unwrap_or_default()
+    }
 }
 
 /// Whether a command of a RUN script runs in the build the Dockerfile

@@ -10,6 +10,7 @@
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::ShellCommand;
 use crate::dockerfile::shell::command_start;
+use crate::paths::basename;
 use crate::source::Span;
 
 /// Which package manager a command drives.
@@ -266,10 +267,6 @@ pub fn package_installs(commands: &[ShellCommand]) -> Vec<PackageInstall> {
         .enumerate()
         .filter_map(|(index, command)| recognise(index, command))
         .collect()
-}
-
-fn basename(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
 }
 
 /// `python`, `python3`, `python3.11`.

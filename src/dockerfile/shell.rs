@@ -15,6 +15,7 @@ use crate::dockerfile::ast::{Heredoc, Instruction, MappedText, RunCommand, Shell
 use crate::dockerfile::expand::{expand_dollar_at, Layered, Vars};
 use crate::dockerfile::model::{Reach, ShellCommand};
 use crate::dockerfile::script_vars::{ScriptVars, ScriptWord, DECLARING_BUILTINS};
+use crate::paths::basename;
 use crate::source::Span;
 use crate::wildcard::{self, Wild};
 
@@ -175,10 +176,6 @@ fn shebang_is_shell(shebang: &str) -> bool {
         program
     };
     is_shell(program)
-}
-
-fn basename(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
 }
 
 fn is_shell(word: &str) -> bool {
@@ -893,6 +890,7 @@ impl Splitter<'_> {
         self.commands.push(ShellCommand {
             words,
             assignments,
+            program: start,
             span,
             reach,
         });

@@ -34,6 +34,7 @@ pub mod host_libraries;
 pub mod image_content;
 pub mod image_loading;
 pub mod images;
+pub mod needles;
 pub mod ngc;
 pub mod packages;
 pub mod resolution;

@@ -72,7 +72,7 @@ pub struct Consequence {
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct DriverContainer {
-    pub signals: Vec<String>,
+    pub signals: super::needles::Needles,
     pub source: String,
 }
 
@@ -991,6 +991,12 @@ fn package_name(word: &str) -> String {
 /// Returns the CUDA version the placeholder captured; for a pattern without
 /// a placeholder use [`glob_match`].
 pub(crate) fn match_name_pattern(pattern: &str, name: &str) -> Option<Version> {
+    // Every requirement of every install is asked about every pattern, and
+    // most differ from it in their first or last letter: told apart before
+    // the pattern is taken apart.
+    if !literal_ends_match(pattern.as_bytes(), name.as_bytes()) {
+        return None;
+    }
     // Where `placeholder` first stands: looked for only at the `{`s (a
     // substring search per pattern and name costs more than the match).
     let first_at = |placeholder: &str| {
@@ -1042,6 +1048,21 @@ pub(crate) fn match_name_pattern(pattern: &str, name: &str) -> Option<Version> {
         start = end;
     }
     None
+}
+
+/// Whether `name` agrees with `pattern` where the pattern is literal at
+/// its two ends: up to its first `{` or `*`, and after its last `}` or `*`.
+/// `false` only for a name the pattern cannot match (a name shorter than
+/// the two ends together cannot match, whatever this says of it).
+fn literal_ends_match(pattern: &[u8], name: &[u8]) -> bool {
+    let agree = |pattern: &mut dyn Iterator<Item = &u8>, name: &mut dyn Iterator<Item = &u8>| {
+        pattern
+            .zip(name)
+            .take_while(|(p, _)| !matches!(p, b'{' | b'}' | b'*'))
+            .all(|(p, n)| p == n)
+    };
+    agree(&mut pattern.iter(), &mut name.iter())
+        && agree(&mut pattern.iter().rev(), &mut name.iter().rev())
 }
 
 /// `*` matches any run of characters (case-sensitive). Linear in practice:
@@ -1293,6 +1314,19 @@ mod tests {
             match_name_pattern("nvidia-*-cu{major}", "nvidia-ml-py"),
             None
         );
+    }
+
+    #[test]
+    fn literal_ends_reject_only_what_cannot_match() {
+        let ends =
+            |pattern: &str, name: &str| literal_ends_match(pattern.as_bytes(), name.as_bytes());
+        assert!(ends("cupy-cuda{major}x", "cupy-cuda12x"));
+        assert!(ends("nvidia-*-cu{major}", "nvidia-cuda-runtime-cu12"));
+        assert!(ends("*-cu{major}", "anything-cu12"));
+        assert!(ends("cupy-cuda{major}x", "cupy-cudaXYZx"));
+        assert!(!ends("cupy-cuda{major}x", "package7"));
+        assert!(!ends("cupy-cuda{major}x", "cupy-cuda12y"));
+        assert!(!ends("nvidia-*-cu{major}", "torch"));
     }
 
     #[test]

@@ -137,7 +137,7 @@ impl Installer {
 #[serde(deny_unknown_fields)]
 pub struct OtherPython {
     pub packages: Vec<String>,
-    pub words: Vec<String>,
+    pub words: super::needles::Needles,
     pub source: String,
 }
 
@@ -528,11 +528,17 @@ impl ResolutionKnowledge {
         os: Option<&str>,
     ) -> Option<FrameworkBuild<'_>> {
         let name = normalize(package);
-        let entries = || {
-            self.system_frameworks
-                .iter()
-                .filter_map(|f| Some((f, f.cuda_of(&name)?)))
-        };
+        // The entries naming the package, found in one pass: most packages
+        // are none of these frameworks.
+        let named: Vec<(&SystemFramework, Version)> = self
+            .system_frameworks
+            .iter()
+            .filter_map(|f| Some((f, f.cuda_of(&name)?)))
+            .collect();
+        let entries = || named.iter().copied();
+        if named.is_empty() {
+            return None;
+        }
         // A name that carries its CUDA decides for every release.
         if let Some((entry, cuda)) = entries().find(|(f, _)| f.versions.is_empty()) {
             return Some(FrameworkBuild {

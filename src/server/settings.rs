@@ -229,6 +229,7 @@ fn build_engine(config_path: Option<&Path>, client: &ClientSettings) -> Result<E
         },
         knowledge,
         context: client.context.clone(),
+        rule_threads: crate::engine::RuleThreads::available(),
     }))
 }
 

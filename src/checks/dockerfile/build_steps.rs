@@ -8,8 +8,8 @@ use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::{Command, Word};
 use crate::dockerfile::model::{Reach, RunStep, ShellCommand, Stage};
 use crate::dockerfile::packages::{PackageInstall, PackageManager};
-use crate::dockerfile::shell::command_start;
 use crate::knowledge::build::{BuildFacts, HeavyPackages};
+use crate::paths::basename;
 use crate::source::Span;
 
 /// The stages the build runs: the target and everything it needs.
@@ -96,7 +96,7 @@ pub fn dependency_install(
         }
     }
     for command in step.commands.iter().filter(|c| c.reach != Reach::Skipped) {
-        let words = program_words(command);
+        let words = command.program_words();
         let head: Vec<&str> = words.iter().take(3).map(|w| w.text.as_str()).collect();
         let hit = facts.dependency_installs.commands.iter().any(|known| {
             let known: Vec<&str> = known.split_whitespace().collect();
@@ -111,17 +111,6 @@ pub fn dependency_install(
         }
     }
     None
-}
-
-pub fn program_words(command: &ShellCommand) -> &[Word] {
-    command
-        .words
-        .get(command_start(&command.words)..)
-        .unwrap_or_default()
-}
-
-fn basename(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
 }
 
 /// A long CUDA compile a RUN runs.
@@ -151,7 +140,7 @@ pub fn long_compile(
     // every instruction before it, which per RUN made the rule quadratic.
     let may_compile = step.commands.iter().any(|command| {
         command.reach != Reach::Skipped
-            && source_build_target(program_words(command)).is_some_and(|build| {
+            && source_build_target(command.program_words()).is_some_and(|build| {
                 build.from_source
                     || compiles
                         .projects
@@ -182,7 +171,7 @@ pub fn long_compile(
         return None;
     }
     for (position, command) in step.commands.iter().enumerate() {
-        let words = program_words(command);
+        let words = command.program_words();
         if command.reach == Reach::Skipped || turned_off(&command.assignments) {
             continue;
         }
@@ -280,7 +269,7 @@ pub fn source_builds<'s>(
         if command.reach == Reach::Skipped {
             continue;
         }
-        if let Some((target, true, _)) = build_target(program_words(command)) {
+        if let Some((target, true, _)) = build_target(command.program_words()) {
             out.push(SourceBuild {
                 position,
                 command,
@@ -317,12 +306,13 @@ pub fn source_build_target(words: &[Word]) -> Option<Build> {
 
 /// `(target, from_source, setup_py)` of a build command.
 fn build_target(words: &[Word]) -> Option<(String, bool, bool)> {
-    let texts: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
-    let program = basename(texts.first()?);
-    let args = texts.get(1..).unwrap_or_default();
+    // Asked of every command by several rules: the words are read in
+    // place, not copied into lists first.
+    let text = |at: usize| words.get(at).map(|w| w.text.as_str());
+    let program = basename(text(0)?);
     let is_python = program.starts_with("python");
-    let tool = match (is_python, args) {
-        (true, ["-m", module, ..]) => module,
+    let tool = match (is_python, text(1), text(2)) {
+        (true, Some("-m"), Some(module)) => module,
         _ => program,
     };
     // pip and `uv pip` in every form the package reader knows.
@@ -330,56 +320,57 @@ fn build_target(words: &[Word]) -> Option<(String, bool, bool)> {
         if !matches!(sub, "install" | "wheel") {
             return None;
         }
-        let words: Vec<&str> = words.iter().map(|w| w.text.as_str()).collect();
         // Operands only: the value of `-r FILE`, `-c FILE`, `-i URL` … is not built.
-        let mut operands: Vec<&str> = Vec::new();
         let mut skip = false;
-        for word in words.iter().copied() {
+        let operands = words.iter().map(|w| w.text.as_str()).filter(move |word| {
             if std::mem::take(&mut skip) {
-                continue;
+                return false;
             }
-            if crate::dockerfile::packages::PIP_VALUE_OPTIONS.contains(&word) {
+            if crate::dockerfile::packages::PIP_VALUE_OPTIONS.contains(word) {
                 skip = true;
-            } else if word == "-e" || word == "--editable" {
-                continue;
-            } else if !word.starts_with('-') || word.starts_with("-e") {
-                operands.push(word);
+                false
+            } else {
+                *word != "-e"
+                    && *word != "--editable"
+                    && (!word.starts_with('-') || word.starts_with("-e"))
             }
-        }
+        });
         return operands
-            .iter()
-            .filter(|w| !w.starts_with('-') || w.starts_with("-e"))
+            .clone()
             .map(|w| w.trim_start_matches("-e"))
             .find(|w| is_source_location(w))
             .map(|w| (w.to_string(), true, false))
             .or_else(|| {
                 // `--no-binary :all: flash-attn`, `FLASH_ATTENTION_FORCE_BUILD=TRUE pip install flash-attn`
                 operands
-                    .iter()
+                    .into_iter()
                     .find(|w| !w.starts_with('-') && !w.starts_with(':') && !w.ends_with(".whl"))
                     .map(|w| (w.to_string(), false, false))
             });
     }
     match tool {
         "build" if is_python => Some((".".into(), true, false)),
-        _ if program.starts_with("python")
-            && args.first().is_some_and(|a| a.ends_with("setup.py")) =>
-        {
-            let verb = args.get(1)?;
+        _ if is_python && text(1).is_some_and(|a| a.ends_with("setup.py")) => {
+            let verb = text(2)?;
             matches!(
-                *verb,
+                verb,
                 "install" | "develop" | "bdist_wheel" | "build_ext" | "build"
             )
             .then(|| {
-                args.first()
-                    .map(|a| a.trim_end_matches("setup.py").to_string())
+                let dir = text(1)?.trim_end_matches("setup.py");
+                Some((
+                    if dir.is_empty() {
+                        ".".into()
+                    } else {
+                        dir.to_string()
+                    },
+                    true,
+                    true,
+                ))
             })
             .flatten()
-            .map(|dir| (if dir.is_empty() { ".".into() } else { dir }, true, true))
         }
-        "cmake" if args.first() == Some(&"--build") => {
-            args.get(1).map(|d| (d.to_string(), true, false))
-        }
+        "cmake" if text(1) == Some("--build") => text(2).map(|d| (d.to_string(), true, false)),
         _ => None,
     }
 }
@@ -404,12 +395,17 @@ pub fn names_project(text: &str, project: &str) -> bool {
     let (text_bytes, project_bytes) = (text.as_bytes(), project.as_bytes());
     // Most texts hold no such run of letters at all: told apart before
     // splitting them into components.
-    if !project_bytes.is_empty()
-        && !text_bytes
-            .windows(project_bytes.len())
-            .any(|window| window.eq_ignore_ascii_case(project_bytes))
-    {
-        return false;
+    if let Some(&first) = project_bytes.first() {
+        // Only where the first letter stands (either case) can the rest follow.
+        let (lower, upper) = (first.to_ascii_lowercase(), first.to_ascii_uppercase());
+        let found = memchr::memchr2_iter(lower, upper, text_bytes).any(|at| {
+            text_bytes
+                .get(at..at + project_bytes.len())
+                .is_some_and(|window| window.eq_ignore_ascii_case(project_bytes))
+        });
+        if !found {
+            return false;
+        }
     }
     text.split(['/', '@', '#', '='])
         .map(trim_git_suffixes)
@@ -512,7 +508,7 @@ pub fn cwd_before(
         .take(position)
         .rev()
         .find_map(|command| {
-            let words = program_words(command);
+            let words = command.program_words();
             if basename(&words.first()?.text) != "cd" {
                 return None;
             }

@@ -10,8 +10,8 @@ use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
 use crate::dockerfile::model::Reach;
-use crate::dockerfile::shell::command_start;
 use crate::knowledge::build::{glob, BuildFacts};
+use crate::paths::basename;
 
 pub static META: RuleMeta = RuleMeta {
     code: "CU107",
@@ -26,7 +26,7 @@ pub static META: RuleMeta = RuleMeta {
 pub struct CudaRunfileInImage;
 
 fn file_name(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
+    basename(word)
 }
 
 impl DockerfileRule for CudaRunfileInImage {
@@ -67,10 +67,7 @@ impl DockerfileRule for CudaRunfileInImage {
             for step in &stage.runs {
                 let mut left_behind = None;
                 for command in step.commands.iter().filter(|c| c.reach != Reach::Skipped) {
-                    let words = command
-                        .words
-                        .get(command_start(&command.words)..)
-                        .unwrap_or_default();
+                    let words = command.program_words();
                     // Downloaded here: it must be deleted in this RUN.
                     if let Some(word) = words.iter().skip(1).find(|w| is_runfile(&w.text)) {
                         let program = file_name(words.first().map_or("", |w| w.text.as_str()));

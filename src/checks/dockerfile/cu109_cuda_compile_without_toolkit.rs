@@ -18,11 +18,11 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
 use crate::dockerfile::model::{Reach, Stage};
 use crate::dockerfile::packages::PackageInstall;
-use crate::dockerfile::shell::command_start;
 use crate::knowledge::images::{glob_matches, BaseImageFacts};
 use crate::knowledge::packages::PackageKnowledge;
 use crate::knowledge::source_builds::{CudaSwitchOutcome, SourceBuild};
 use crate::knowledge::Version;
+use crate::paths::basename;
 use crate::source::Span;
 
 pub static META: RuleMeta = RuleMeta {
@@ -346,12 +346,9 @@ fn cuda_compile<'k>(ctx: &'k DockerfileContext<'_>, stage: &Stage) -> Option<Com
                     setting = Some((command.span, format!("`{key}=…` sets up a CUDA build")));
                 }
             }
-            let words = command
-                .words
-                .get(command_start(&command.words)..)
-                .unwrap_or_default();
+            let words = command.program_words();
             if let Some(program) = words.first() {
-                let name = program.text.rsplit('/').next().unwrap_or(&program.text);
+                let name = basename(&program.text);
                 if signals.commands.iter().any(|c| c == name) {
                     return Some(compile(
                         command.span,
@@ -490,7 +487,7 @@ fn chain_installs_toolkit(ctx: &DockerfileContext<'_>, stage: &Stage) -> bool {
                 }
             }
             let runfile = run.commands.iter().flat_map(|c| &c.words).any(|w| {
-                let file = w.text.rsplit('/').next().unwrap_or(&w.text);
+                let file = basename(&w.text);
                 glob_matches(&toolkit.runfile, file)
             });
             if runfile {

@@ -9,7 +9,7 @@ use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::RunStep;
 use crate::dockerfile::packages::PackageManager;
-use crate::dockerfile::shell::command_start;
+use crate::paths::basename;
 use crate::prediction::Prediction;
 
 pub static META: RuleMeta = RuleMeta {
@@ -29,13 +29,8 @@ pub struct DistroCudaOnCudaImage;
 /// never reaches the image, and a build-time use is deliberate.
 fn purged_later(run: &RunStep, after: usize, name: &str) -> bool {
     run.commands.iter().skip(after + 1).any(|command| {
-        let words = command
-            .words
-            .get(command_start(&command.words)..)
-            .unwrap_or_default();
-        let program = words
-            .first()
-            .map(|w| w.text.rsplit('/').next().unwrap_or(&w.text));
+        let words = command.program_words();
+        let program = words.first().map(|w| basename(&w.text));
         matches!(program, Some("apt-get" | "apt" | "dpkg"))
             && words.iter().any(|w| {
                 matches!(

@@ -7,8 +7,8 @@ use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::{ShellCommand, Stage};
-use crate::dockerfile::shell::command_start;
 use crate::knowledge::packages::{Consequence, DriverMatch};
+use crate::paths::basename;
 use crate::source::Span;
 
 pub struct DriverLibrariesInImage;
@@ -29,10 +29,7 @@ static META: RuleMeta = RuleMeta {
 /// install` takes module specs; a `.run` installer is run directly or
 /// through `sh` (the flag says the words are installer files).
 fn unmodelled_installs(command: &ShellCommand) -> (Vec<&Word>, bool) {
-    let words = command
-        .words
-        .get(command_start(&command.words)..)
-        .unwrap_or_default();
+    let words = command.program_words();
     let Some(program) = words.first() else {
         return (Vec::new(), false);
     };
@@ -70,10 +67,6 @@ fn operands(words: &[Word]) -> Vec<&Word> {
     words.iter().filter(|w| !w.text.starts_with('-')).collect()
 }
 
-fn basename(path: &str) -> &str {
-    path.rsplit('/').next().unwrap_or(path)
-}
-
 fn finding(
     name: &str,
     span: Span,
@@ -100,13 +93,15 @@ fn finding(
 /// installer building only the kernel module).
 fn is_driver_container(ctx: &DockerfileContext<'_>) -> bool {
     let signals = &ctx.knowledge.packages.driver_container.signals;
-    ctx.model
-        .stages
-        .iter()
-        .flat_map(|stage| &stage.runs)
-        .flat_map(|run| &run.commands)
-        .flat_map(|command| &command.words)
-        .any(|word| signals.iter().any(|s| word.text.contains(s.as_str())))
+    signals.found_in_any(
+        ctx.model
+            .stages
+            .iter()
+            .flat_map(|stage| &stage.runs)
+            .flat_map(|run| &run.commands)
+            .flat_map(|command| &command.words)
+            .map(|word| word.text.as_str()),
+    )
 }
 
 impl DockerfileRule for DriverLibrariesInImage {

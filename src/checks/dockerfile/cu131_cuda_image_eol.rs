@@ -12,7 +12,6 @@ use std::sync::LazyLock;
 
 use memchr::memmem::Finder;
 
-use crate::checks::dockerfile::build_steps::program_words;
 use crate::checks::dockerfile::cuda_stages::pulled_images;
 use crate::checks::dockerfile::support::{root_image, stage_instructions};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
@@ -226,7 +225,7 @@ fn pinned_for_old_major(
                 }
             }
             for command in &step.commands {
-                for word in program_words(command) {
+                for word in command.program_words() {
                     let Some(index) = torch_index(&word.text) else {
                         continue;
                     };

@@ -9,8 +9,7 @@
 //! are the model's (`dockerfile::arch_lists`).
 
 use crate::checks::dockerfile::build_steps::{
-    built_stages, cwd_before, holds, names_project, program_words, settings_for,
-    source_build_target,
+    built_stages, cwd_before, holds, names_project, settings_for, source_build_target,
 };
 use crate::checks::dockerfile::cuda_stages::arch_lists_read;
 use crate::checks::dockerfile::support::stage_instructions;
@@ -96,7 +95,7 @@ fn source_targets(step: &RunStep, at: usize) -> Vec<(String, Span)> {
         }
     }
     if let Some(command) = step.commands.get(at) {
-        if let Some(build) = source_build_target(program_words(command)) {
+        if let Some(build) = source_build_target(command.program_words()) {
             if build.extension_build && targets.is_empty() {
                 targets.push((build.target, command.span));
             }

@@ -16,13 +16,14 @@
 //! NGC) stay quiet: whether they trust the new key depends on when the tag
 //! was built.
 
-use crate::checks::dockerfile::build_steps::{built_stages, program_words};
+use crate::checks::dockerfile::build_steps::built_stages;
 use crate::checks::dockerfile::support::{rm_target, root_image};
 use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::{BaseImage, ImageRef, Reach, ShellCommand, Stage};
 use crate::knowledge::build::{glob, BuildFacts, CudaRepoKey};
+use crate::paths::basename;
 use crate::source::Span;
 
 pub static META: RuleMeta = RuleMeta {
@@ -54,10 +55,6 @@ enum KeyStep {
     Other,
 }
 
-fn base_name(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
-}
-
 /// The `<distro>/<arch>` of a CUDA repository URL, when written out.
 fn repository_of(url: &str, key: &CudaRepoKey) -> Option<String> {
     let after = url.split_once(key.repo_path.as_str())?.1;
@@ -68,7 +65,7 @@ fn repository_of(url: &str, key: &CudaRepoKey) -> Option<String> {
 }
 
 fn is_retired_key_url(text: &str, key: &CudaRepoKey) -> bool {
-    text.contains(key.repo_path.as_str()) && base_name(text) == key.retired_key_file
+    text.contains(key.repo_path.as_str()) && basename(text) == key.retired_key_file
 }
 
 fn is_retired_key_id(text: &str, key: &CudaRepoKey) -> bool {
@@ -80,8 +77,8 @@ fn is_retired_key_id(text: &str, key: &CudaRepoKey) -> bool {
 /// add`/`adv`, `gpg --dearmor`/`--import`, or a write into a keyring path.
 fn adds_to_apt(commands: &[ShellCommand]) -> bool {
     commands.iter().any(|command| {
-        let words = program_words(command);
-        let program = words.first().map_or("", |w| base_name(&w.text));
+        let words = command.program_words();
+        let program = words.first().map_or("", |w| basename(&w.text));
         let has = |flag: &str| words.iter().any(|w| w.text == flag);
         (program == "apt-key" && (has("add") || has("adv")))
             || (program == "gpg" && (has("--dearmor") || has("--import")))
@@ -92,11 +89,11 @@ fn adds_to_apt(commands: &[ShellCommand]) -> bool {
 }
 
 fn classify(command: &ShellCommand, step: &[ShellCommand], key: &CudaRepoKey) -> KeyStep {
-    let words = program_words(command);
+    let words = command.program_words();
     let Some((program, args)) = words.split_first() else {
         return KeyStep::Other;
     };
-    let program = base_name(&program.text);
+    let program = basename(&program.text);
     let any = |test: &dyn Fn(&Word) -> bool| args.iter().any(test);
     // `apt-key del 7fa2af80` removes the retired key, and `apt-key adv --export KEY` (NVIDIA's old
     // recipes export the fetched key to check its sha256) or `list` read it: none of them adds one.
@@ -119,7 +116,7 @@ fn classify(command: &ShellCommand, step: &[ShellCommand], key: &CudaRepoKey) ->
     }
     let new_key_id = key.new_key_id.to_ascii_uppercase();
     if any(&|w| {
-        base_name(&w.text) == key.new_key_file
+        basename(&w.text) == key.new_key_file
             || w.text.contains(key.keyring_package.as_str())
             || w.text.trim_start_matches("0x").to_ascii_uppercase() == new_key_id
     }) {
@@ -136,7 +133,7 @@ fn classify(command: &ShellCommand, step: &[ShellCommand], key: &CudaRepoKey) ->
         return KeyStep::AddsRetiredKey(None);
     }
     let removes = rm_target(command, |path| {
-        let name = base_name(path);
+        let name = basename(path);
         name.starts_with("cuda") && name.ends_with(".list")
     })
     .is_some()
@@ -151,7 +148,7 @@ fn classify(command: &ShellCommand, step: &[ShellCommand], key: &CudaRepoKey) ->
     let configures = args.iter().any(|w| {
         let text = w.text.as_str();
         (text.contains(key.repo_path.as_str()) && !text.ends_with(".pub"))
-            || (base_name(text).starts_with("cuda-repo-") && text.ends_with(".deb"))
+            || (basename(text).starts_with("cuda-repo-") && text.ends_with(".deb"))
     });
     if configures && program != "apt-key" {
         return KeyStep::ConfiguresRepository;

@@ -10,9 +10,9 @@ use crate::dockerfile::model::{
     BaseImage, DependencyKind, DependencyTarget, ImageRef, ShellCommand, Stage,
 };
 use crate::dockerfile::packages::{PackageInstall, RequestedPackage};
-use crate::dockerfile::shell::command_start;
 use crate::knowledge::images::{glob_matches, BuildSignals};
 use crate::knowledge::packages::{PtxasUser, RuntimeCompiler};
+use crate::paths::basename;
 use crate::source::Span;
 
 /// Whether the shipped image needs the toolkit's compiler or headers: one
@@ -99,10 +99,7 @@ const LOCK_FILE_INSTALLS: &[(&str, &[&str])] = &[
 ];
 
 fn installs_from_lock_file(command: &ShellCommand) -> bool {
-    let words = command
-        .words
-        .get(command_start(&command.words)..)
-        .unwrap_or_default();
+    let words = command.program_words();
     let Some((program, rest)) = words.split_first() else {
         return false;
     };
@@ -240,7 +237,7 @@ pub fn is_base_or_build_environment(ctx: &DockerfileContext<'_>, shipped: &[&Sta
                 // environment; anything else is an application it ships.
                 let helper = |text: &str| {
                     let name = text.trim_end_matches('/');
-                    let name = name.rsplit('/').next().unwrap_or(name);
+                    let name = basename(name);
                     images.build_signals.helper_files.iter().any(|p| {
                         crate::knowledge::build::glob(p, name)
                             || crate::knowledge::build::glob(p, text)
@@ -401,10 +398,7 @@ fn command_builds(command: &ShellCommand, signals: &Signals<'_>, is_install: boo
     if command.words.iter().any(|w| mention(&w.text)) {
         return true;
     }
-    let words = command
-        .words
-        .get(command_start(&command.words)..)
-        .unwrap_or_default();
+    let words = command.program_words();
     let Some(program) = words.first().map(|w| basename(&w.text)) else {
         return false;
     };
@@ -517,10 +511,6 @@ fn package_builds(package: &RequestedPackage, signals: &Signals<'_>) -> bool {
             .pip_source_packages
             .iter()
             .any(|p| p.eq_ignore_ascii_case(&package.name))
-}
-
-fn basename(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
 }
 
 /// Every image the build pulls, with the span that names it: FROM bases

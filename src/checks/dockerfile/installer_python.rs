@@ -13,6 +13,7 @@ use crate::dockerfile::model::Stage;
 use crate::knowledge::packages::CudaPin;
 use crate::knowledge::source_builds::PythonInstaller;
 use crate::knowledge::Version;
+use crate::paths::basename;
 
 /// The Pythons that may run pip in a stage whose Dockerfile does not name
 /// one: an unpinned installer's (`Miniconda3-latest-Linux-x86_64.sh`,
@@ -70,7 +71,7 @@ pub fn possible_pythons<'k>(
                 }
             }
             for word in run.commands.iter().flat_map(|c| &c.words) {
-                let program = word.text.rsplit('/').next().unwrap_or(&word.text);
+                let program = basename(&word.text);
                 if is_versioned_python(program) {
                     return None;
                 }

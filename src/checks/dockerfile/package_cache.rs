@@ -10,8 +10,8 @@ use crate::checks::dockerfile::support;
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::{Command, Word};
 use crate::dockerfile::model::{Reach, RunStep, ShellCommand, Stage};
-use crate::dockerfile::shell::command_start;
 use crate::knowledge::cupti::{CacheManager, Hygiene};
+use crate::paths::basename;
 
 /// A command of a RUN that fills a manager's cache.
 pub struct Fill<'a> {
@@ -140,7 +140,7 @@ fn cache_fills<'a>(hygiene: &'a Hygiene, step: &'a RunStep) -> Vec<Fill<'a>> {
             subcommand: command
                 .words
                 .iter()
-                .skip(command_start(&command.words))
+                .skip(command.program)
                 .find(|w| w.text == last_word),
             flagged_off: install.no_cache && !manager.no_cache_flags.is_empty()
                 || manager.no_cache_flags.iter().any(|f| install.has_option(f)),
@@ -196,9 +196,9 @@ fn subcommand_among<'c>(
     manager: &CacheManager,
     subcommands: impl Iterator<Item = String>,
 ) -> Option<&'c Word> {
-    let words = command.words.get(command_start(&command.words)..)?;
+    let words = command.program_words();
     let (program, rest) = words.split_first()?;
-    let program = program.text.rsplit('/').next().unwrap_or("");
+    let program = basename(&program.text);
     let rest = if manager.is_program(program) {
         rest
     } else if manager.is_module_runner(program) {

@@ -408,7 +408,7 @@ fn cwd_at(
 ) -> Option<String> {
     let mut cwd = workdir_before(ctx, stage, step.instruction);
     for shell in step.commands.iter().take(command) {
-        let words = crate::checks::dockerfile::build_steps::program_words(shell);
+        let words = shell.program_words();
         if words.first().map(|w| w.text.as_str()) != Some("cd") {
             continue;
         }

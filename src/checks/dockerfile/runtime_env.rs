@@ -13,7 +13,7 @@ use crate::checks::dockerfile::support::shipped_stages;
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::{Command, Instruction, Word};
 use crate::dockerfile::model::{BaseImage, RunStep, Stage};
-use crate::dockerfile::shell::command_start;
+use crate::paths::basename;
 use crate::source::Span;
 
 /// The instructions of `chain` (stages, root first), in build order, with
@@ -190,10 +190,6 @@ pub fn span_of(ctx: &DockerfileContext<'_>, within: Span, needle: &str) -> Span 
         })
 }
 
-fn base_name(word: &str) -> &str {
-    word.rsplit('/').next().unwrap_or(word)
-}
-
 /// How a directory reached the run-time loader.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoaderRoute {
@@ -251,8 +247,8 @@ pub fn loader_dirs(ctx: &DockerfileContext<'_>, wanted: impl Fn(&str) -> bool) -
     let mut cache = LdCache::default();
     for step in chain.iter().flat_map(|stage| &stage.runs) {
         for (position, command) in step.commands.iter().enumerate() {
-            let at = command_start(&command.words);
-            let program = command.words.get(at).map_or("", |w| base_name(&w.text));
+            let at = command.program;
+            let program = command.words.get(at).map_or("", |w| basename(&w.text));
             let args = command.words.get(at + 1..).unwrap_or(&[]);
             match program {
                 "ldconfig" => cache.ldconfig(args),
@@ -268,7 +264,7 @@ pub fn loader_dirs(ctx: &DockerfileContext<'_>, wanted: impl Fn(&str) -> bool) -
                     let piped_to_tee = step.commands.get(position + 1).is_some_and(|next| {
                         next.words
                             .first()
-                            .is_some_and(|w| base_name(&w.text) == "tee")
+                            .is_some_and(|w| basename(&w.text) == "tee")
                             && next.words.iter().any(|w| w.text.contains(marker))
                     });
                     let writes_conf = !marker.is_empty()

@@ -2,7 +2,7 @@
 //! mixed CUDA stacks (CU109, CU113, CU127, CU128): the chain of stages it
 //! is built on, every package install along it, and the cuDNN of its base.
 
-use memchr::memmem::Finder;
+use crate::paths::basename;
 
 use crate::checks::dockerfile::support::{base_facts, root_image, stage_instructions};
 use crate::checks::DockerfileContext;
@@ -82,27 +82,22 @@ fn find_distro_python_os(ctx: &DockerfileContext<'_>, stage: &Stage) -> Option<S
     }
     let os = facts.os?;
     let other = &ctx.knowledge.resolution.other_python;
-    let needles: Vec<Finder<'_>> = other.words.iter().map(Finder::new).collect();
-    for s in chain(ctx, stage) {
-        for run in &s.runs {
-            let versioned_package = run.installs.iter().any(|install| {
-                install.manager.is_conda()
-                    || (install.manager.is_system()
-                        && install
-                            .packages
-                            .iter()
-                            .any(|p| other.packages.iter().any(|g| glob_matches(g, &p.name))))
-            });
-            let words = run.commands.iter().flat_map(|c| &c.words).any(|w| {
-                needles
+    let chain = chain(ctx, stage);
+    let runs = || chain.iter().flat_map(|s| &s.runs);
+    let versioned_package = runs().flat_map(|run| &run.installs).any(|install| {
+        install.manager.is_conda()
+            || (install.manager.is_system()
+                && install
+                    .packages
                     .iter()
-                    .any(|needle| needle.find(w.text.as_bytes()).is_some())
-                    || is_versioned_python(w.text.rsplit('/').next().unwrap_or(&w.text))
-            });
-            if versioned_package || words {
-                return None;
-            }
-        }
+                    .any(|p| other.packages.iter().any(|g| glob_matches(g, &p.name))))
+    });
+    let words = || runs().flat_map(|run| &run.commands).flat_map(|c| &c.words);
+    if versioned_package
+        || words().any(|w| is_versioned_python(basename(&w.text)))
+        || other.words.found_in_any(words().map(|w| w.text.as_str()))
+    {
+        return None;
     }
     Some(os)
 }

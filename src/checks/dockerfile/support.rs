@@ -5,8 +5,8 @@
 use crate::checks::DockerfileContext;
 use crate::dockerfile::ast::{Instruction, Word};
 use crate::dockerfile::model::{BaseImage, BuildModel, ImageRef, ShellCommand, Stage};
-use crate::dockerfile::shell::command_start;
 use crate::knowledge::images::BaseImageFacts;
+use crate::paths::basename;
 use crate::source::Span;
 
 /// The image at the root of `stage`'s `FROM <stage>` chain, if it is an image.
@@ -43,17 +43,17 @@ pub fn shipped_stages(model: &BuildModel) -> Vec<&Stage> {
 /// A path that `command` deletes and `matches` accepts: an argument of
 /// `rm`, or a starting point of `find … -delete` / `find … -exec rm`.
 pub fn rm_target(command: &ShellCommand, matches: impl Fn(&str) -> bool) -> Option<&Word> {
-    let words = command.words.get(command_start(&command.words)..)?;
+    let words = command.program_words();
     let (program, args) = words.split_first()?;
-    let paths: &[Word] = match program.text.rsplit('/').next() {
-        Some("rm") => args,
-        Some("find") => {
+    let paths: &[Word] = match basename(&program.text) {
+        "rm" => args,
+        "find" => {
             let deletes = args.iter().enumerate().any(|(at, w)| {
                 w.text == "-delete"
                     || (w.text == "-exec"
                         && args
                             .get(at + 1)
-                            .is_some_and(|next| next.text.rsplit('/').next() == Some("rm")))
+                            .is_some_and(|next| basename(&next.text) == "rm"))
             });
             if !deletes {
                 return None;
