@@ -214,6 +214,10 @@ pub fn command_start(words: &[Word]) -> usize {
     i
 }
 
+/// The first allocation of a word's text: most words of a RUN (packages,
+/// paths, options) fit.
+const WORD_CAPACITY: usize = 32;
+
 /// One word under construction, with the file offsets of its characters.
 #[derive(Default)]
 struct WordBuf {
@@ -271,6 +275,10 @@ impl WordBuf {
             if !name_char || (self.text.is_empty() && c.is_ascii_digit()) {
                 self.name_only = false;
             }
+        }
+        if self.text.capacity() == 0 {
+            // One allocation for most words rather than one per doubling.
+            self.text.reserve(WORD_CAPACITY);
         }
         self.text.push(c);
         self.touch(Span::new(file, file + c.len_utf8()));

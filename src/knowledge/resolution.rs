@@ -249,6 +249,19 @@ impl SystemFramework {
     /// The CUDA of releases of `name` this entry covers: its own, or the
     /// one a name pattern captures.
     pub fn cuda_of(&self, name: &str) -> Option<Version> {
+        // Every requirement is asked about every entry, and most start with
+        // another letter than each name the entry has (a pattern starting
+        // with a placeholder or `*` can start with any).
+        let first = name.as_bytes().first()?;
+        let may_start = |known: &str| {
+            known
+                .as_bytes()
+                .first()
+                .is_some_and(|k| !k.is_ascii_alphanumeric() || k.to_ascii_lowercase() == *first)
+        };
+        if !may_start(&self.package) && !self.also.iter().any(|a| may_start(a)) {
+            return None;
+        }
         if is_name_pattern(&self.package) {
             let cuda = super::packages::match_name_pattern(&self.package, name)?;
             return self
