@@ -1,12 +1,12 @@
 //! Build-time work that keeps text out of the binary (issue 22: a stripped release binary under
 //! 10 MB):
 //!
-//! - The built-in knowledge (`rules/*.toml`, 257 KB of text) is packed into one zstd frame that
+//! - The built-in knowledge (`rules/*.toml`, 257,445 bytes of text) is packed into one zstd frame that
 //!   `src/knowledge/embedded.rs` decompresses once, at first use, with the zstd decoder the image
 //!   reader already links.
 //! - The layer cache's directory name carries a fingerprint of the source of the code that
 //!   extracts a layer's facts (`src/image/cache.rs` says why). It is hashed here, so the binary
-//!   holds the 12 hex digits rather than the 140 KB of source they are computed from.
+//!   holds the 12 hex digits rather than the 143,000 bytes of source they are computed from.
 //!
 //! Cargo reruns this script when any of the files it reads changes.
 

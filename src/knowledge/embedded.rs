@@ -1,6 +1,6 @@
 //! The built-in knowledge files (`rules/*.toml`) as the binary carries them: one zstd frame that
 //! `build.rs` packs, decompressed once per process, at the first file asked for. Compressed, the
-//! 257 KB of text take a few tens of KB of the binary (issue 22: the release binary's size); the
+//! 257,445 bytes of text take 50,060 (issue 22: the release binary's size); the
 //! decoder is the one the image reader uses for zstd layers, and decompressing all of it takes well
 //! under a millisecond, once.
 

@@ -15,7 +15,8 @@ use crate::image::layer::ExpectedDigests;
 // The OCI image-spec documents, as far as a layout is read: the fields below, every other one
 // ignored; a digest is checked where it is used (`blob_name`). oci-spec's types did this before, and
 // that crate turned on the `regex` crate's default features: regex-syntax's Unicode tables, which no
-// glob here uses (globset and ignore match bytes, `(?-u)`), made the release binary 437 KB larger.
+// glob here uses (globset and ignore match bytes, `(?-u)`), made the release binary
+// 437,568 bytes larger.
 
 /// An image index (`index.json`, or a multi-platform index blob).
 #[derive(Debug, Deserialize)]
