@@ -26,7 +26,7 @@ fn embedded_data_loads_with_sources_everywhere() {
 
 #[test]
 fn whole_document_and_bare_table_both_load() {
-    let doc: toml::Value = toml::from_str(cudalint::knowledge::cupti::EMBEDDED_TOML).unwrap();
+    let doc: toml::Value = toml::from_str(cudalint::knowledge::cupti::embedded_toml()).unwrap();
     let table = doc.get("cupti").unwrap().clone();
     let from_doc = CuptiKnowledge::from_toml(doc).unwrap();
     let from_table = CuptiKnowledge::from_toml(table).unwrap();

@@ -64,9 +64,8 @@ use std::time::{Duration, SystemTime};
 
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
-use super::layer::{sha256_name, Compression, LayerContents};
+use super::layer::{Compression, LayerContents};
 use entry::{decode, encode, header, HEADER_LEN};
 
 mod entry;
@@ -85,17 +84,11 @@ const STALE_TEMP: Duration = Duration::from_secs(3600);
 /// The places an entry remembers (the most recent): a layer is rarely in more archives than this.
 const MAX_PLACES: usize = 16;
 
-/// The code that decides what a layer's facts are: a change to any of it changes the facts.
-const EXTRACTOR_SOURCES: [&str; 8] = [
-    include_str!("cache.rs"),
-    include_str!("cache/entry.rs"),
-    include_str!("facts.rs"),
-    include_str!("layer.rs"),
-    include_str!("positional.rs"),
-    include_str!("probe.rs"),
-    include_str!("elf.rs"),
-    include_str!("fatbin.rs"),
-];
+/// The fingerprint of the code that decides what a layer's facts are: a change to any of it changes
+/// the facts. `build.rs` hashes that code's source (this file, the entry encoding, the fact types,
+/// the layer reader, the probe, the ELF and fatbin readers), so the binary carries the hash rather
+/// than the source.
+const EXTRACTOR_FINGERPRINT: &str = env!("CUDALINT_EXTRACTOR_FINGERPRINT");
 
 /// A layer's blob as its source describes it without reading it: what the report says of the blob
 /// on a hit (a layer shared by two images may be stored gzip in one and zstd in the other).
@@ -241,16 +234,9 @@ impl LayerCache {
 
     /// A cache rooted at `root` (created on the first write), at most `max_bytes` on disk.
     pub fn open(root: &Path, max_bytes: u64) -> LayerCache {
-        let fingerprint = EXTRACTOR_SOURCES
-            .iter()
-            .fold(Sha256::new(), |hasher, source| {
-                hasher.chain_update(source.as_bytes())
-            })
-            .finalize();
-        let fingerprint = &sha256_name(&fingerprint)["sha256:".len()..][..12];
         LayerCache {
             root: root.to_path_buf(),
-            dir: root.join(format!("layers-v{FORMAT_VERSION}-{fingerprint}")),
+            dir: root.join(format!("layers-v{FORMAT_VERSION}-{EXTRACTOR_FINGERPRINT}")),
             max_bytes,
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),

@@ -11,7 +11,9 @@ use serde::Deserialize;
 use crate::wildcard::{self, Wild};
 
 /// The embedded data file.
-pub const EMBEDDED_TOML: &str = include_str!("../../rules/build.toml");
+pub fn embedded_toml() -> &'static str {
+    super::embedded::file("rules/build.toml")
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -253,7 +255,7 @@ impl BuildFacts {
     pub fn embedded() -> &'static BuildFacts {
         static EMBEDDED: std::sync::OnceLock<BuildFacts> = std::sync::OnceLock::new();
         EMBEDDED.get_or_init(|| {
-            Self::from_toml_text(EMBEDDED_TOML).expect("rules/build.toml is valid (tested)")
+            Self::from_toml_text(embedded_toml()).expect("rules/build.toml is valid (tested)")
         })
     }
 
@@ -367,7 +369,7 @@ mod tests {
 
     #[test]
     fn the_embedded_facts_load_and_answer() {
-        let facts = BuildFacts::from_toml_text(EMBEDDED_TOML).unwrap();
+        let facts = BuildFacts::from_toml_text(embedded_toml()).unwrap();
         assert!(facts.is_volatile_name("GIT_COMMIT"));
         assert!(facts.is_volatile_name("build_date"));
         assert!(!facts.is_volatile_name("CUDA_VERSION"));
@@ -407,7 +409,7 @@ mod tests {
 
     #[test]
     fn an_entry_without_source_is_refused() {
-        let text = EMBEDDED_TOML.replacen(
+        let text = embedded_toml().replacen(
             "source = \"https://docs.nvidia.com/cuda/cuda-installation-guide-linux/#runfile-advanced-options",
             "source = \"\" # ",
             1,

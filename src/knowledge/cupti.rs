@@ -13,7 +13,9 @@ use serde::Deserialize;
 use super::version::Version;
 
 /// The embedded data file.
-pub const EMBEDDED_TOML: &str = include_str!("../../rules/cupti.toml");
+pub fn embedded_toml() -> &'static str {
+    super::embedded::file("rules/cupti.toml")
+}
 
 /// Everything `rules/cupti.toml` says, validated.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -611,7 +613,7 @@ impl CacheManager {
 impl CuptiKnowledge {
     /// The embedded `rules/cupti.toml`.
     pub fn embedded() -> Result<Self, toml::de::Error> {
-        let value: toml::Value = toml::from_str(EMBEDDED_TOML)?;
+        let value: toml::Value = toml::from_str(embedded_toml())?;
         Self::from_toml(value)
     }
 

@@ -13,7 +13,9 @@ use serde::Deserialize;
 use super::Version;
 
 /// The embedded data file.
-pub const EMBEDDED_TOML: &str = include_str!("../../rules/gpus.toml");
+pub fn embedded_toml() -> &'static str {
+    super::embedded::file("rules/gpus.toml")
+}
 
 /// A compute capability (`9.0`); `arch()` is the number in `sm_90`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -186,7 +188,7 @@ impl Gpus {
     pub fn embedded() -> &'static Gpus {
         static GPUS: std::sync::OnceLock<Gpus> = std::sync::OnceLock::new();
         GPUS.get_or_init(|| {
-            Gpus::from_toml(EMBEDDED_TOML).expect("rules/gpus.toml is checked by the tests")
+            Gpus::from_toml(embedded_toml()).expect("rules/gpus.toml is checked by the tests")
         })
     }
 

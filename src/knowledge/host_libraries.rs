@@ -11,7 +11,9 @@ use std::collections::BTreeSet;
 use serde::Deserialize;
 
 /// The embedded data file.
-pub const EMBEDDED_TOML: &str = include_str!("../../rules/host-libraries.toml");
+pub fn embedded_toml() -> &'static str {
+    super::embedded::file("rules/host-libraries.toml")
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -72,7 +74,7 @@ impl HostLibraries {
     pub fn embedded() -> &'static HostLibraries {
         static EMBEDDED: std::sync::OnceLock<HostLibraries> = std::sync::OnceLock::new();
         EMBEDDED.get_or_init(|| {
-            Self::from_toml_text(EMBEDDED_TOML)
+            Self::from_toml_text(embedded_toml())
                 .expect("rules/host-libraries.toml is valid (tested)")
         })
     }

@@ -8,7 +8,9 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
 /// The embedded data file.
-pub const EMBEDDED_TOML: &str = include_str!("../../rules/image-content.toml");
+pub fn embedded_toml() -> &'static str {
+    super::embedded::file("rules/image-content.toml")
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -154,7 +156,8 @@ impl ImageContent {
     pub fn embedded() -> &'static ImageContent {
         static EMBEDDED: std::sync::OnceLock<ImageContent> = std::sync::OnceLock::new();
         EMBEDDED.get_or_init(|| {
-            Self::from_toml_text(EMBEDDED_TOML).expect("rules/image-content.toml is valid (tested)")
+            Self::from_toml_text(embedded_toml())
+                .expect("rules/image-content.toml is valid (tested)")
         })
     }
 
@@ -370,7 +373,7 @@ mod tests {
 
     #[test]
     fn a_group_without_source_or_with_a_relative_glob_is_refused() {
-        let text = EMBEDDED_TOML.replacen(
+        let text = embedded_toml().replacen(
             "source = \"https://refspecs.linuxfoundation.org",
             "source = \"\" # ",
             1,
@@ -378,7 +381,7 @@ mod tests {
         assert!(ImageContent::from_toml_text(&text)
             .unwrap_err()
             .contains("base_os needs a source"));
-        let text = EMBEDDED_TOML.replacen("\"/bin/**\"", "\"bin/**\"", 1);
+        let text = embedded_toml().replacen("\"/bin/**\"", "\"bin/**\"", 1);
         assert!(ImageContent::from_toml_text(&text)
             .unwrap_err()
             .contains("absolute"));

@@ -11,7 +11,9 @@ use super::image_content::{need_source, path_glob};
 use serde::Deserialize;
 
 /// The embedded data file.
-pub const EMBEDDED_TOML: &str = include_str!("../../rules/image-loading.toml");
+pub fn embedded_toml() -> &'static str {
+    super::embedded::file("rules/image-loading.toml")
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -177,7 +179,8 @@ impl ImageLoading {
     pub fn embedded() -> &'static ImageLoading {
         static EMBEDDED: std::sync::OnceLock<ImageLoading> = std::sync::OnceLock::new();
         EMBEDDED.get_or_init(|| {
-            Self::from_toml_text(EMBEDDED_TOML).expect("rules/image-loading.toml is valid (tested)")
+            Self::from_toml_text(embedded_toml())
+                .expect("rules/image-loading.toml is valid (tested)")
         })
     }
 
@@ -356,7 +359,7 @@ mod tests {
 
     #[test]
     fn relative_and_absolute_globs_are_not_mixed() {
-        let text = EMBEDDED_TOML.replace(
+        let text = embedded_toml().replace(
             "globs = [\"/**/libcufile_rdma.so*\"]",
             "globs = [\"libcufile_rdma.so*\"]",
         );

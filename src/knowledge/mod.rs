@@ -28,6 +28,7 @@
 pub mod build;
 pub mod clock;
 pub mod cupti;
+mod embedded;
 pub mod freshness;
 pub mod gpus;
 pub mod host_libraries;
@@ -65,30 +66,15 @@ pub struct Knowledge {
 
 /// The knowledge files compiled into the binary, in load order. An area
 /// adds its line here when its file lands (`rules/toolkits.toml`, …).
-const EMBEDDED: &[(&str, &str)] = &[
-    ("rules/images.toml", include_str!("../../rules/images.toml")),
-    (
-        "rules/toolkits.toml",
-        include_str!("../../rules/toolkits.toml"),
-    ),
-    (
-        "rules/packages.toml",
-        include_str!("../../rules/packages.toml"),
-    ),
-    ("rules/cupti.toml", include_str!("../../rules/cupti.toml")),
-    (
-        "rules/resolution.toml",
-        include_str!("../../rules/resolution.toml"),
-    ),
-    ("rules/ngc.toml", include_str!("../../rules/ngc.toml")),
-    (
-        "rules/source-builds.toml",
-        include_str!("../../rules/source-builds.toml"),
-    ),
-    (
-        "rules/python-installers.toml",
-        include_str!("../../rules/python-installers.toml"),
-    ),
+const EMBEDDED: &[&str] = &[
+    "rules/images.toml",
+    "rules/toolkits.toml",
+    "rules/packages.toml",
+    "rules/cupti.toml",
+    "rules/resolution.toml",
+    "rules/ngc.toml",
+    "rules/source-builds.toml",
+    "rules/python-installers.toml",
 ];
 
 /// A knowledge file that cannot be read or does not hold valid knowledge.
@@ -163,8 +149,8 @@ impl Knowledge {
             .get_or_init(|| {
                 let mut knowledge = Knowledge::empty();
                 let mut oldest: Option<String> = None;
-                for (name, text) in EMBEDDED {
-                    knowledge.merge_text(name, text)?;
+                for name in EMBEDDED {
+                    knowledge.merge_text(name, embedded::file(name))?;
                     if let Some(date) = knowledge.checked.take() {
                         oldest = Some(match oldest {
                             Some(old) if old <= date => old,

@@ -12,7 +12,9 @@ use super::merge_by;
 use super::version::Version;
 
 /// The embedded `rules/packages.toml`.
-pub const EMBEDDED: &str = include_str!("../../rules/packages.toml");
+pub fn embedded_toml() -> &'static str {
+    super::embedded::file("rules/packages.toml")
+}
 
 /// Names and commands are short; longer words are not package names, and
 /// the cap keeps pattern matching cheap on hostile input.
@@ -303,7 +305,7 @@ pub struct DriverMatch<'k> {
 impl PackageKnowledge {
     /// The knowledge shipped with cudalint.
     pub fn embedded() -> Result<Self, String> {
-        let value: toml::Value = toml::from_str(EMBEDDED).map_err(|e| e.to_string())?;
+        let value: toml::Value = toml::from_str(embedded_toml()).map_err(|e| e.to_string())?;
         Self::from_toml(value)
     }
 

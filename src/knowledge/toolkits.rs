@@ -16,7 +16,9 @@ use serde::Deserialize;
 use super::version::Version;
 
 /// The embedded `rules/toolkits.toml`.
-pub const EMBEDDED: &str = include_str!("../../rules/toolkits.toml");
+pub fn embedded_toml() -> &'static str {
+    super::embedded::file("rules/toolkits.toml")
+}
 
 /// Toolkit, driver and architecture facts, sorted for lookup.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -173,7 +175,7 @@ pub enum ArchSupport<'k> {
 impl ToolkitKnowledge {
     /// The knowledge shipped with cudalint.
     pub fn embedded() -> Result<Self, String> {
-        let value: toml::Value = toml::from_str(EMBEDDED).map_err(|e| e.to_string())?;
+        let value: toml::Value = toml::from_str(embedded_toml()).map_err(|e| e.to_string())?;
         Self::from_toml(value)
     }
 
