@@ -716,8 +716,7 @@ fn use_color(choice: ColorChoice) -> bool {
         ColorChoice::Never => false,
         // https://no-color.org: a set, non-empty NO_COLOR turns colour off.
         ColorChoice::Auto => {
-            std::env::var_os("NO_COLOR").map_or(true, |v| v.is_empty())
-                && io::stdout().is_terminal()
+            std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty()) && io::stdout().is_terminal()
         }
     }
 }

@@ -137,7 +137,7 @@ impl RuleSelection {
         let selected = self
             .enable
             .as_ref()
-            .map_or(true, |enable| enable.contains(&code));
+            .is_none_or(|enable| enable.contains(&code));
         selected && !self.disable.contains(&code)
     }
 

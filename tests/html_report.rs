@@ -98,7 +98,7 @@ fn text(element: ElementRef<'_>) -> String {
 /// gone, when they pair up), characters HTML cannot carry replaced, line ends as the HTML parser
 /// reads them.
 fn shown(text: &str) -> String {
-    let text = if text.matches('`').count() % 2 == 0 {
+    let text = if text.matches('`').count().is_multiple_of(2) {
         text.replace('`', "")
     } else {
         text.to_owned()

@@ -52,7 +52,7 @@ impl ImageRef {
         if !path.split('/').all(is_path_component) {
             return None;
         }
-        let is_hub = domain.map_or(true, |d| DOCKER_HUB_DOMAINS.contains(&d));
+        let is_hub = domain.is_none_or(|d| DOCKER_HUB_DOMAINS.contains(&d));
         let repository = match path.strip_prefix("library/") {
             Some(rest) if is_hub && !rest.contains('/') => rest,
             _ => path,

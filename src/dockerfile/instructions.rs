@@ -62,7 +62,7 @@ impl<'a> Flags<'a> {
         self.last(name).is_some_and(|f| {
             f.value
                 .as_deref()
-                .map_or(true, |v| v.eq_ignore_ascii_case("true"))
+                .is_none_or(|v| v.eq_ignore_ascii_case("true"))
         })
     }
 }

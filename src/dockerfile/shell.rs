@@ -735,9 +735,11 @@ impl Splitter<'_> {
             cur.word.quoted = true;
         }
         let in_assignment = cur.word.assign_eq.is_some()
-            && cur.command.words.first().map_or(true, |program| {
-                DECLARING_BUILTINS.contains(&program.word.text.as_str())
-            });
+            && cur
+                .command
+                .words
+                .first()
+                .is_none_or(|program| DECLARING_BUILTINS.contains(&program.word.text.as_str()));
         let split = !quoted && !in_assignment;
         for c in value.chars() {
             if split && c.is_whitespace() {

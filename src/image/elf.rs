@@ -453,7 +453,7 @@ where
     chain.sort_unstable();
     for (offset, len, note_align) in chain {
         let gap = offset.checked_sub(reader.position());
-        if !gap.is_some_and(|gap| gap <= MAX_PADDING) || len > MAX_NOTE_BYTES {
+        if gap.is_none_or(|gap| gap > MAX_PADDING) || len > MAX_NOTE_BYTES {
             break;
         }
         let bytes = reader.bytes_at(offset, len)?;

@@ -483,7 +483,7 @@ impl Scanner {
                     break;
                 };
                 let at = position + found as u64;
-                if at % ALIGN == 0 {
+                if at.is_multiple_of(ALIGN) {
                     return Some(at);
                 }
                 position = align_up(at + 1);

@@ -415,7 +415,7 @@ fn walk_seeking(file: &File, start: u64, len: u64) -> anyhow::Result<Walked> {
         }
         let size = entry.size();
         let offset = entry.raw_file_position();
-        if !offset.checked_add(size).is_some_and(|end| end <= len) {
+        if offset.checked_add(size).is_none_or(|end| end > len) {
             return Err(io::Error::new(
                 io::ErrorKind::UnexpectedEof,
                 "the file runs past the end of the layer (truncated?)",

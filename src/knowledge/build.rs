@@ -317,7 +317,7 @@ impl BuildFacts {
 
     /// Whether an ARG default is a placeholder for a value passed per build.
     pub fn is_placeholder_default(&self, default: Option<&str>) -> bool {
-        default.map_or(true, |d| {
+        default.is_none_or(|d| {
             let d = d.trim_matches(['"', '\'']);
             self.volatile_args
                 .placeholder_defaults
@@ -349,7 +349,7 @@ impl BuildFacts {
                 && d.on
                     .iter()
                     .any(|on| on == value || (on == "*" && !value.is_empty()))
-                && d.needs.as_ref().map_or(true, |companion| {
+                && d.needs.as_ref().is_none_or(|companion| {
                     env(&companion.name).is_some_and(|v| companion.holds(&v))
                 })
         })

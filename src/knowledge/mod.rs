@@ -209,7 +209,7 @@ impl Knowledge {
         })?;
         if let Some(date) = file.checked {
             let date = date.to_string();
-            if self.checked.as_ref().map_or(true, |known| *known < date) {
+            if self.checked.as_ref().is_none_or(|known| *known < date) {
                 self.checked = Some(date);
             }
         }

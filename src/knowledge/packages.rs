@@ -231,7 +231,7 @@ pub struct CudaVariants {
 
 impl MetaPackage {
     fn covers(&self, release: Version) -> bool {
-        release >= self.since && self.until.map_or(true, |until| release < until)
+        release >= self.since && self.until.is_none_or(|until| release < until)
     }
 }
 
@@ -400,8 +400,8 @@ impl PackageKnowledge {
             }
             let in_range = match pinned {
                 Some(version) => {
-                    extra.since.map_or(true, |since| version >= since)
-                        && extra.until.map_or(true, |until| version < until)
+                    extra.since.is_none_or(|since| version >= since)
+                        && extra.until.is_none_or(|until| version < until)
                 }
                 // Without a release, the newest applies: only an entry
                 // without an end can be it.
@@ -566,7 +566,7 @@ impl PackageKnowledge {
             if cap.is_some_and(|cap| release.major_minor() > cap.major_minor()) {
                 continue;
             }
-            if requirement.admits_series(release)? && best.map_or(true, |b| release > b) {
+            if requirement.admits_series(release)? && best.is_none_or(|b| release > b) {
                 best = Some(release);
             }
         }

@@ -264,10 +264,7 @@ impl SystemFramework {
         }
         if is_name_pattern(&self.package) {
             let cuda = super::packages::match_name_pattern(&self.package, name)?;
-            return self
-                .min_cuda
-                .map_or(true, |min| cuda >= min)
-                .then_some(cuda);
+            return self.min_cuda.is_none_or(|min| cuda >= min).then_some(cuda);
         }
         let named =
             normalizes_to(&self.package, name) || self.also.iter().any(|a| normalizes_to(a, name));

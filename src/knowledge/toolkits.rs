@@ -352,7 +352,7 @@ impl ToolkitKnowledge {
     /// Whether `toolkit` can build for `arch`.
     pub fn arch_support(&self, toolkit: Version, arch: Version) -> ArchSupport<'_> {
         let toolkit = toolkit.major_minor();
-        if self.known_from.map_or(true, |from| toolkit < from) {
+        if self.known_from.is_none_or(|from| toolkit < from) {
             return ArchSupport::Unknown;
         }
         let Some(entry) = self.architectures.iter().find(|a| a.arch == arch) else {

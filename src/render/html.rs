@@ -257,7 +257,7 @@ fn write_facts(html: &mut String, image: &ImageSummary, findings: usize) -> fmt:
 /// up; otherwise the text is shown as written).
 pub(super) fn prose(text: &str) -> String {
     let pieces: Vec<&str> = text.split('`').collect();
-    if pieces.len() % 2 == 0 {
+    if pieces.len().is_multiple_of(2) {
         return xml_text(text).into_owned();
     }
     let mut html = String::with_capacity(text.len() + 16);

@@ -26,7 +26,7 @@ pub struct Request<'a> {
 
 impl Request<'_> {
     fn wants(&self, kind: &CodeActionKind) -> bool {
-        self.only.map_or(true, |only| {
+        self.only.is_none_or(|only| {
             only.iter().any(|wanted| {
                 kind.as_str() == wanted.as_str()
                     || kind.as_str().starts_with(&format!("{}.", wanted.as_str()))

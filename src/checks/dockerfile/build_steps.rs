@@ -68,7 +68,7 @@ pub fn heavy_install<'f>(step: &RunStep, facts: &'f BuildFacts) -> Option<HeavyI
 fn runs(step: &RunStep, install: &PackageInstall) -> bool {
     step.commands
         .get(install.command)
-        .map_or(true, |command| command.reach != Reach::Skipped)
+        .is_none_or(|command| command.reach != Reach::Skipped)
 }
 
 /// A dependency install that needs only a lock or requirements file:

@@ -131,7 +131,7 @@ fn reference_span(text: &str, dependency: &StageDependency) -> Option<Span> {
             written[at + reference.len()..]
                 .chars()
                 .next()
-                .map_or(true, |c| c == ',' || c.is_whitespace())
+                .is_none_or(|c| c == ',' || c.is_whitespace())
         });
     let (at, _) = found.next()?;
     if found.next().is_some() {

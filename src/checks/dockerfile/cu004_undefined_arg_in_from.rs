@@ -62,7 +62,7 @@ fn variable_span(text: &str, within: Span, name: &str) -> Option<Span> {
         let ends_name = tail
             .chars()
             .next()
-            .map_or(true, |c| !(c.is_ascii_alphanumeric() || c == '_'));
+            .is_none_or(|c| !(c.is_ascii_alphanumeric() || c == '_'));
         if !ends_name {
             continue;
         }

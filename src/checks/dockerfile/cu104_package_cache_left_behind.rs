@@ -46,7 +46,7 @@ impl DockerfileRule for PackageCacheLeftBehind {
                     .managers
                     .iter()
                     .find(|m| m.name == *name)
-                    .map_or(true, |m| !package_cache::cleans(m, step))
+                    .is_none_or(|m| !package_cache::cleans(m, step))
             });
             // One command appended at the end cleans every install of the RUN.
             let mut appended_for: Vec<&str> = Vec::new();

@@ -154,7 +154,7 @@ impl DockerfileRule for BuildArgInvalidatesHeavyLayers {
                     // The ARG moves to just before its first use of any kind;
                     // a LABEL that reads it before the heavy step would have
                     // to move too: no fix then.
-                    if decls.len() == 1 && any_use.map_or(true, |u| u > heavy_at) {
+                    if decls.len() == 1 && any_use.is_none_or(|u| u > heavy_at) {
                         if let Some(fix) =
                             move_down(ctx, instruction, any_use, indexes.last().copied())
                         {

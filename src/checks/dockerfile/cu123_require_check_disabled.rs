@@ -210,7 +210,7 @@ fn unchecked_hand_built_cuda(ctx: &DockerfileContext<'_>, chain: &[&Stage]) -> O
     let runtime = &ctx.knowledge.cupti.runtime;
     let plain = &BuildFacts::embedded().hand_built_cuda;
     let root = chain.last().and_then(|stage| root_image(ctx, stage))?;
-    let on_plain_os = root.registry.as_deref().map_or(true, |r| r == "docker.io")
+    let on_plain_os = root.registry.as_deref().is_none_or(|r| r == "docker.io")
         && plain.os_repositories.contains(&root.repository);
     if !on_plain_os {
         return None;

@@ -42,9 +42,9 @@ impl DockerfileRule for GpuHiddenByImageEnv {
         // Only what the file itself sets: a known parent's ENV is its design.
         let own = |key: &str| {
             runtime_env::last_env(&settings, key).filter(|s| {
-                !chain
+                chain
                     .first()
-                    .is_some_and(|root| s.instruction == root.from_instruction)
+                    .is_none_or(|root| s.instruction != root.from_instruction)
             })
         };
         let visible = &facts.visible_devices;

@@ -45,7 +45,7 @@ fn report(ctx: &DockerfileContext<'_>, image: &ImageRef, span: Span, out: &mut V
         && image
             .tag
             .as_deref()
-            .map_or(true, |tag| tag.split('-').any(str::is_empty))
+            .is_none_or(|tag| tag.split('-').any(str::is_empty))
     {
         return;
     }

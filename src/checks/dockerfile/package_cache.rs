@@ -60,7 +60,7 @@ impl<'a> CacheEvidence<'a> {
             .iter()
             .rev()
             .find(|(index, _)| *index < step.instruction)
-            .map_or(true, |(_, root)| root.unwrap_or(true))
+            .is_none_or(|(_, root)| root.unwrap_or(true))
     }
 
     /// The commands of `step` that fill a cache, in order, after noting the

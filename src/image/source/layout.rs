@@ -327,7 +327,7 @@ fn pick(
             descriptor
                 .platform
                 .as_ref()
-                .map_or(true, |platform| platform.os != "unknown")
+                .is_none_or(|platform| platform.os != "unknown")
         })
         .collect();
     if let Some(found) = usable

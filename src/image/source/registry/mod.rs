@@ -226,7 +226,7 @@ fn pick_platform<'a>(
             descriptor
                 .platform
                 .as_ref()
-                .map_or(true, |platform| platform.os != "unknown")
+                .is_none_or(|platform| platform.os != "unknown")
         })
         .collect();
     let matching = |descriptor: &&&Descriptor| {
