@@ -42,7 +42,17 @@ fn from_facts(
         .position(|i| i.keyword == "from" && i.span.start <= offset && offset <= i.span.end)?;
     let options = engine.options();
     let knowledge = &options.knowledge;
-    let model = crate::dockerfile::build_model_with(dockerfile, &options.build, &|image| {
+    // A stage's base depends only on what comes before its `FROM` (the
+    // global ARGs, earlier stages): the model is built up to it, so the
+    // RUNs after it are not split on every hover.
+    let before = Dockerfile {
+        directives: dockerfile.directives.clone(),
+        escape: dockerfile.escape,
+        instructions: dockerfile.instructions[..=index].to_vec(),
+        comments: dockerfile.comments.clone(),
+        warnings: Vec::new(),
+    };
+    let model = crate::dockerfile::build_model_with(&before, &options.build, &|image| {
         knowledge.images.image_env(image)
     });
     let stage = model.stages.iter().find(|s| s.from_instruction == index)?;
