@@ -1,6 +1,7 @@
 """Shared set-up of the LSP tests: the binary under test (CUDALINT_BIN, set by
 tests/lsp.rs) and a pytest-lsp client that talks to `cudalint server` over stdio."""
 
+import asyncio
 import json
 import os
 import pathlib
@@ -41,12 +42,41 @@ async def open_and_wait(client: LanguageClient, path: pathlib.Path, text: str, v
     return await wait_for_version(client, uri, version)
 
 
+def latest_published(client: LanguageClient) -> dict:
+    """The last `publishDiagnostics` of each URI, recorded as each arrives.
+
+    pytest-lsp's `wait_for_notification` is a one-shot future: a second
+    notification that arrives before the waiter asks again is not seen by
+    it, and a loop over such waits can hang on a publish it missed (seen
+    once in CI, with two publishes in one read). The record is installed
+    on the first wait, before the server has published anything."""
+    protocol = client.protocol
+    if not hasattr(protocol, "cudalint_latest"):
+        protocol.cudalint_latest = {}
+        handle = protocol._handle_notification
+
+        def recording(method_name, params):
+            if method_name == types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS:
+                protocol.cudalint_latest[params.uri] = params
+            return handle(method_name, params)
+
+        protocol._handle_notification = recording
+    return protocol.cudalint_latest
+
+
 async def wait_for_version(client: LanguageClient, uri: str, version: int):
     """Wait until the diagnostics of `uri` are those of `version`."""
+    latest = latest_published(client)
     while True:
-        params = await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-        if params.uri == uri and params.version == version:
+        params = latest.get(uri)
+        if params is not None and params.version == version:
             return params.diagnostics
+        try:
+            await asyncio.wait_for(
+                client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS), 0.5
+            )
+        except asyncio.TimeoutError:
+            pass
 
 
 def change(client: LanguageClient, uri: str, version: int, text: str, range_=None):
