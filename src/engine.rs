@@ -236,16 +236,27 @@ impl Engine {
     /// [`Engine::lint_bytes`] with requirement files read from the build
     /// context `context` (none: they are not read).
     pub fn lint_bytes_in(&self, name: String, bytes: &[u8], context: Option<&Path>) -> Linted {
+        self.lint_bytes_keeping_syntax(name, bytes, context).0
+    }
+
+    /// [`Engine::lint_bytes_in`], handing back the syntax tree the rules
+    /// read (none when the file does not parse), for callers that answer
+    /// more questions about the same text: the language server's hover
+    /// reads it instead of parsing the document again.
+    pub fn lint_bytes_keeping_syntax(
+        &self,
+        name: String,
+        bytes: &[u8],
+        context: Option<&Path>,
+    ) -> (Linted, Option<Dockerfile>) {
         let source = SourceFile::new(name, String::from_utf8_lossy(bytes).into_owned());
-        let diagnostics = self.lint_parsed(
-            &source,
-            crate::dockerfile::parse_syntax_bytes(bytes),
-            context,
-        );
-        Linted {
+        let parsed = crate::dockerfile::parse_syntax_bytes(bytes);
+        let diagnostics = self.lint_parsed(&source, &parsed, context);
+        let linted = Linted {
             source,
             diagnostics,
-        }
+        };
+        (linted, parsed.ok().map(|(dockerfile, _)| dockerfile))
     }
 
     /// Lint a Dockerfile's text; findings come back final: suppressed,
@@ -253,7 +264,7 @@ impl Engine {
     pub fn lint_source(&self, source: &SourceFile) -> Vec<Diagnostic> {
         self.lint_parsed(
             source,
-            crate::dockerfile::parse_syntax(&source.text),
+            &crate::dockerfile::parse_syntax(&source.text),
             self.options.context.as_deref(),
         )
     }
@@ -303,7 +314,7 @@ impl Engine {
     fn lint_parsed(
         &self,
         source: &SourceFile,
-        parsed: Result<(Dockerfile, Vec<ParseError>), ParseError>,
+        parsed: &Result<(Dockerfile, Vec<ParseError>), ParseError>,
         context: Option<&Path>,
     ) -> Vec<Diagnostic> {
         let mut raw = Vec::new();
@@ -313,7 +324,7 @@ impl Engine {
                     Diagnostic::at(
                         &cu001_syntax_error::META,
                         clamp(error.span, source),
-                        error.message,
+                        error.message.clone(),
                     )
                     .with_help("BuildKit rejects this file; fix the syntax first"),
                 );
@@ -322,13 +333,13 @@ impl Engine {
             Ok((dockerfile, instruction_errors)) => {
                 for error in instruction_errors {
                     raw.push(
-                        Diagnostic::at(&cu001_syntax_error::META, clamp(error.span, source), error.message)
+                        Diagnostic::at(&cu001_syntax_error::META, clamp(error.span, source), error.message.clone())
                             .with_help("BuildKit rejects this instruction; the rest of the file is still checked"),
                     );
                 }
                 let knowledge = &self.options.knowledge;
                 let model = crate::dockerfile::build_model_with(
-                    &dockerfile,
+                    dockerfile,
                     &self.options.build,
                     &|image| knowledge.images.image_env(image),
                 );
@@ -336,7 +347,7 @@ impl Engine {
                 let memo = crate::checks::dockerfile::lint_memo::LintMemo::default();
                 let ctx = DockerfileContext {
                     source,
-                    dockerfile: &dockerfile,
+                    dockerfile,
                     model: &model,
                     knowledge: &self.options.knowledge,
                     settings: &self.options.settings,
@@ -344,7 +355,7 @@ impl Engine {
                     memo: &memo,
                 };
                 self.run_rules(&ctx, &mut raw);
-                let suppressions = Suppressions::collect(&dockerfile, &self.metas);
+                let suppressions = Suppressions::collect(dockerfile, &self.metas);
                 for unknown in &suppressions.unknown {
                     raw.push(
                         Diagnostic::at(

@@ -15,18 +15,21 @@ use super::documents::{Document, Encoding};
 use super::settings::EngineResult;
 use crate::config::FailureThreshold;
 use crate::diagnostic::{Diagnostic, Location, Severity};
+use crate::dockerfile::ast::Dockerfile;
 use crate::engine::{Engine, MAX_INPUT_BYTES};
 
 /// The `source` of every diagnostic the server publishes.
 pub const SOURCE: &str = "cudalint";
 
 /// One lint of one document version: the findings as the engine made them
-/// (code actions read their fixes) and as published.
+/// (code actions read their fixes) and as published, and the syntax tree
+/// the rules read (hovers on that version read it rather than parse again).
 #[derive(Debug, Default)]
 pub struct LintResult {
     pub version: i32,
     pub findings: Vec<Diagnostic>,
     pub published: Vec<LspDiagnostic>,
+    pub syntax: Option<Dockerfile>,
 }
 
 /// The build context of `document`: the `context` setting, else the
@@ -62,6 +65,7 @@ pub fn lint(
                 published: vec![whole_file(format!(
                     "cudalint cannot lint this file: {reason}"
                 ))],
+                syntax: None,
             }
         }
     };
@@ -73,6 +77,7 @@ pub fn lint(
                 "cudalint does not lint files larger than {} MiB",
                 MAX_INPUT_BYTES >> 20
             ))],
+            syntax: None,
         };
     }
     let name = document.path().map_or_else(
@@ -80,7 +85,8 @@ pub fn lint(
         |path| path.display().to_string(),
     );
     let context = context_dir(engine, document);
-    let linted = engine.lint_bytes_in(name, document.text.as_bytes(), context.as_deref());
+    let (linted, syntax) =
+        engine.lint_bytes_keeping_syntax(name, document.text.as_bytes(), context.as_deref());
     let doc_base = engine.options().settings.doc_url_base.as_deref();
     let published = linted
         .diagnostics
@@ -91,6 +97,7 @@ pub fn lint(
         version: document.version,
         findings: linted.diagnostics,
         published,
+        syntax,
     }
 }
 

@@ -11,16 +11,26 @@ use crate::dockerfile::ast::Dockerfile;
 use crate::dockerfile::model::BaseImage;
 use crate::engine::Engine;
 
-/// The hover at byte `offset` of `document`, if there is one.
+/// The hover at byte `offset` of `document`, if there is one. `linted` is
+/// the syntax tree of the document's current text when its lint kept one
+/// (the text is parsed here otherwise: an edit not linted yet).
 pub fn hover(
     engine: &Engine,
     document: &Document,
+    linted: Option<&Dockerfile>,
     offset: usize,
     encoding: Encoding,
 ) -> Option<Hover> {
-    let (dockerfile, _) = crate::dockerfile::parse_syntax(&document.text).ok()?;
-    let (markdown, span) = from_facts(engine, &dockerfile, offset)
-        .or_else(|| suppression_rule(engine, &dockerfile, document, offset))?;
+    let parsed;
+    let dockerfile = match linted {
+        Some(dockerfile) => dockerfile,
+        None => {
+            parsed = crate::dockerfile::parse_syntax(&document.text).ok()?.0;
+            &parsed
+        }
+    };
+    let (markdown, span) = from_facts(engine, dockerfile, offset)
+        .or_else(|| suppression_rule(engine, dockerfile, document, offset))?;
     Some(Hover {
         contents: HoverContents::Markup(MarkupContent {
             kind: MarkupKind::Markdown,

@@ -511,7 +511,12 @@ impl<W: Write> Server<W> {
             return Ok(Value::Null);
         };
         let offset = document.offset(position.position, encoding);
-        let found = hover::hover(&engine, document, offset, encoding);
+        let linted = self
+            .lints
+            .get(uri)
+            .filter(|lint| lint.version == document.version && !self.due.contains_key(uri))
+            .and_then(|lint| lint.syntax.as_ref());
+        let found = hover::hover(&engine, document, linted, offset, encoding);
         serde_json::to_value(found).map_err(|e| (code::INTERNAL_ERROR, e.to_string()))
     }
 

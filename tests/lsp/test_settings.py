@@ -102,3 +102,42 @@ async def test_a_bad_debounce_is_explained_and_edits_still_lint(
     assert "debounceMs" in message.message, message
     change(client, uri, 2, text + "\n")
     await wait_for_version(client, uri, 2)
+
+
+@pytest.mark.parametrize("debounce_ms", [1500])
+async def test_hover_between_an_edit_and_its_lint_reads_the_new_text(
+    client: LanguageClient, tmp_path: pathlib.Path, debounce_ms: int
+):
+    # A hover reads the syntax tree its document's last lint kept; while an
+    # edit waits out the debounce, that tree is of the old text and must not
+    # be read.
+    path = tmp_path / "Dockerfile"
+    old = "FROM nvidia/cuda:12.1.1-devel-ubuntu22.04\n"
+    new = "FROM nvidia/cuda:13.0.2-runtime-ubuntu24.04\n"
+    uri = path.as_uri()
+    await open_and_wait(client, path, old)
+    client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"cudalint": {"debounceMs": debounce_ms}})
+    )
+    await client.wait_for_notification(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+
+    async def hovered() -> str:
+        hover = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=types.Position(line=0, character=10),
+            )
+        )
+        assert hover is not None
+        return hover.contents.value
+
+    assert "12.1.1-devel-ubuntu22.04" in await hovered()
+    change(client, uri, 2, new)
+    sent = time.monotonic()
+    text = await hovered()
+    # Answered before the edit's lint (so from a fresh parse), of the new text.
+    assert time.monotonic() - sent < debounce_ms / 1000, "the hover waited for the lint"
+    assert "13.0.2-runtime-ubuntu24.04" in text and "12.1.1" not in text, text
+    await wait_for_version(client, uri, 2)
+    text = await hovered()
+    assert "13.0.2-runtime-ubuntu24.04" in text and "12.1.1" not in text, text
