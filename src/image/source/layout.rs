@@ -43,12 +43,35 @@ struct Descriptor {
     annotations: Option<HashMap<String, String>>,
 }
 
+/// A descriptor's `platform` in an image index, as OCI layouts and registries both write it.
 #[derive(Clone, Debug, Deserialize)]
-struct DescriptorPlatform {
-    os: String,
-    architecture: String,
+pub(super) struct DescriptorPlatform {
+    pub(super) os: String,
+    pub(super) architecture: String,
     #[serde(default)]
-    variant: Option<String>,
+    pub(super) variant: Option<String>,
+}
+
+impl DescriptorPlatform {
+    /// The platform `wanted` asks for: its os and architecture, and its variant when it names one.
+    pub(super) fn matches(&self, wanted: &Platform) -> bool {
+        self.os == wanted.os
+            && self.architecture == wanted.architecture
+            && (wanted.variant.is_none() || self.variant == wanted.variant)
+    }
+
+    /// An attestation manifest (`unknown/unknown`), never an image.
+    pub(super) fn is_attestation(&self) -> bool {
+        self.os == "unknown"
+    }
+
+    /// `os/arch[/variant]`, as `--platform` takes it.
+    pub(super) fn text(&self) -> String {
+        match &self.variant {
+            Some(variant) => format!("{}/{}/{variant}", self.os, self.architecture),
+            None => format!("{}/{}", self.os, self.architecture),
+        }
+    }
 }
 
 /// An image's config and layers, named in a blob store.
@@ -305,12 +328,7 @@ fn is_index(descriptor: &Descriptor) -> bool {
 }
 
 fn matches(descriptor: &Descriptor, wanted: &Platform) -> Option<bool> {
-    let platform = descriptor.platform.as_ref()?;
-    Some(
-        platform.os == wanted.os
-            && platform.architecture == wanted.architecture
-            && (wanted.variant.is_none() || platform.variant == wanted.variant),
-    )
+    Some(descriptor.platform.as_ref()?.matches(wanted))
 }
 
 /// One descriptor among `candidates`: the platform's, or the only one that is not an attestation.
@@ -327,7 +345,7 @@ fn pick(
             descriptor
                 .platform
                 .as_ref()
-                .is_none_or(|platform| platform.os != "unknown")
+                .is_none_or(|platform| !platform.is_attestation())
         })
         .collect();
     if let Some(found) = usable

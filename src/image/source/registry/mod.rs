@@ -31,6 +31,7 @@ use sha2::{Digest, Sha256};
 pub use client::is_loopback;
 pub use reference::Reference;
 
+use super::layout::DescriptorPlatform;
 use super::{LoadOptions, LoadedImage, Platform};
 use crate::image::cache::{BlobInfo, LayerCache};
 use crate::image::config::ImageConfig;
@@ -88,23 +89,6 @@ struct Descriptor {
     platform: Option<DescriptorPlatform>,
     #[serde(default)]
     urls: Vec<String>,
-}
-
-#[derive(Clone, Debug, Deserialize)]
-struct DescriptorPlatform {
-    os: String,
-    architecture: String,
-    #[serde(default)]
-    variant: Option<String>,
-}
-
-impl DescriptorPlatform {
-    fn text(&self) -> String {
-        match &self.variant {
-            Some(variant) => format!("{}/{}/{variant}", self.os, self.architecture),
-            None => format!("{}/{}", self.os, self.architecture),
-        }
-    }
 }
 
 /// A manifest or an index: which fields are present tells them apart where the media type is absent.
@@ -226,15 +210,14 @@ fn pick_platform<'a>(
             descriptor
                 .platform
                 .as_ref()
-                .is_none_or(|platform| platform.os != "unknown")
+                .is_none_or(|platform| !platform.is_attestation())
         })
         .collect();
     let matching = |descriptor: &&&Descriptor| {
-        descriptor.platform.as_ref().is_some_and(|platform| {
-            platform.os == wanted.os
-                && platform.architecture == wanted.architecture
-                && (wanted.variant.is_none() || platform.variant == wanted.variant)
-        })
+        descriptor
+            .platform
+            .as_ref()
+            .is_some_and(|platform| platform.matches(wanted))
     };
     if let Some(found) = images.iter().find(matching) {
         return Ok(found);
