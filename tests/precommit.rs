@@ -124,33 +124,40 @@ fn try_repo(pre_commit: &Path, sample: &SampleRepo) -> (Option<i32>, String) {
     (output.status.code(), text)
 }
 
-#[test]
-fn the_hook_stops_a_bad_commit_and_passes_a_good_one() {
-    let pre_commit = install_precommit();
-    let sample = SampleRepo::new();
+/// `scripts/test` runs this module on its own, beside the rest of the suite (its minutes are
+/// `cargo install` compiling, the rest mostly waits on engines and child processes), and skips it
+/// by this module's name in the main run.
+mod precommit_hook {
+    use super::*;
 
-    sample.stage(&[("Dockerfile", GOOD), ("README.md", BAD)]);
-    sample.git(&["commit", "-q", "-m", "initial"]);
+    #[test]
+    fn the_hook_stops_a_bad_commit_and_passes_a_good_one() {
+        let pre_commit = install_precommit();
+        let sample = SampleRepo::new();
 
-    // A bad Dockerfile under a name the hook matches; a README holding
-    // the same text is not a Dockerfile and is not linted.
-    sample.stage(&[("docker/train.Dockerfile", BAD), ("README.md", "# x\n")]);
-    let (code, output) = try_repo(&pre_commit, &sample);
-    assert_eq!(code, Some(1), "{output}");
-    assert!(output.contains("Failed"), "{output}");
-    assert!(output.contains("docker/train.Dockerfile:1"), "{output}");
-    assert!(output.contains("CU101"), "{output}");
-    assert!(!output.contains("README.md"), "{output}");
+        sample.stage(&[("Dockerfile", GOOD), ("README.md", BAD)]);
+        sample.git(&["commit", "-q", "-m", "initial"]);
 
-    // Fixed, and a BuildKit ignore file beside it holding the bad text:
-    // it would fail the run if it were linted as a Dockerfile.
-    sample.stage(&[
-        ("docker/train.Dockerfile", GOOD),
-        ("docker/train.Dockerfile.dockerignore", BAD),
-        ("Containerfile", GOOD),
-    ]);
-    let (code, output) = try_repo(&pre_commit, &sample);
-    assert_eq!(code, Some(0), "{output}");
-    assert!(output.contains("Passed"), "{output}");
-    assert!(!output.contains("dockerignore"), "{output}");
+        // A bad Dockerfile under a name the hook matches; a README holding
+        // the same text is not a Dockerfile and is not linted.
+        sample.stage(&[("docker/train.Dockerfile", BAD), ("README.md", "# x\n")]);
+        let (code, output) = try_repo(&pre_commit, &sample);
+        assert_eq!(code, Some(1), "{output}");
+        assert!(output.contains("Failed"), "{output}");
+        assert!(output.contains("docker/train.Dockerfile:1"), "{output}");
+        assert!(output.contains("CU101"), "{output}");
+        assert!(!output.contains("README.md"), "{output}");
+
+        // Fixed, and a BuildKit ignore file beside it holding the bad text:
+        // it would fail the run if it were linted as a Dockerfile.
+        sample.stage(&[
+            ("docker/train.Dockerfile", GOOD),
+            ("docker/train.Dockerfile.dockerignore", BAD),
+            ("Containerfile", GOOD),
+        ]);
+        let (code, output) = try_repo(&pre_commit, &sample);
+        assert_eq!(code, Some(0), "{output}");
+        assert!(output.contains("Passed"), "{output}");
+        assert!(!output.contains("dockerignore"), "{output}");
+    }
 }
