@@ -4,6 +4,8 @@
 //! - The built-in knowledge (`rules/*.toml`, 257,445 bytes of text) is packed into one zstd frame that
 //!   `src/knowledge/embedded.rs` decompresses once, at first use, with the zstd decoder the image
 //!   reader already links.
+//! - The rules' doc pages (`docs/rules/*.md`, 176,926 bytes of Markdown) are packed the same way,
+//!   read by `src/rule_docs.rs` at the first page asked for.
 //! - The layer cache's directory name carries a fingerprint of the source of the code that
 //!   extracts a layer's facts (`src/image/cache.rs` says why). It is hashed here, so the binary
 //!   holds the 12 hex digits rather than the 143,000 bytes of source they are computed from.
@@ -30,14 +32,23 @@ const EXTRACTOR_SOURCES: [&str; 8] = [
     "src/image/fatbin.rs",
 ];
 
-/// zstd's highest regular level: the frame is made once per build and read once per process, so
-/// the slowest compression costs nothing that matters (a fraction of a second here).
-const KNOWLEDGE_LEVEL: i32 = 19;
+/// zstd's highest regular level: each frame is made once per build and read at most once per
+/// process, so the slowest compression costs nothing that matters (a fraction of a second here).
+const PACK_LEVEL: i32 = 19;
 
 fn main() {
     let out = PathBuf::from(env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
     extractor_fingerprint();
-    pack_knowledge(&out);
+    // The knowledge's files are named by their path (`rules/cupti.toml`), as its errors and
+    // sources cite them; doc pages by their rule code.
+    pack(&out, "rules", ".toml", "knowledge", &|name| {
+        format!("rules/{name}")
+    });
+    pack(&out, "docs/rules", ".md", "rule_docs", &|name| {
+        name.strip_suffix(".md")
+            .expect("filtered on .md")
+            .to_string()
+    });
 }
 
 fn extractor_fingerprint() {
@@ -53,42 +64,37 @@ fn extractor_fingerprint() {
     println!("cargo:rustc-env=CUDALINT_EXTRACTOR_FINGERPRINT={hex}");
 }
 
-/// Writes `knowledge.zst` (every `rules/*.toml`, concatenated in name order) and
-/// `knowledge_index.rs` (`INDEX`: each file's name and its byte range in the concatenation;
-/// `LEN`: the concatenation's length).
-fn pack_knowledge(out: &Path) {
+/// Writes `NAME.zst` (every `DIR/*EXTENSION`, concatenated in file-name order) and `NAME_index.rs`
+/// (`INDEX`: each file's key and its byte range in the concatenation; `LEN`: the concatenation's
+/// length).
+fn pack(out: &Path, dir: &str, extension: &str, name: &str, key: &dyn Fn(&str) -> String) {
     // A directory: Cargo reruns the script when any file under it changes, or one is added.
-    println!("cargo:rerun-if-changed=rules");
-    let mut names: Vec<String> = fs::read_dir("rules")
-        .expect("rules/ is readable")
-        .map(|entry| entry.expect("rules/ is readable").file_name())
+    println!("cargo:rerun-if-changed={dir}");
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{dir}/: {e}"))
+        .map(|entry| entry.unwrap_or_else(|e| panic!("{dir}/: {e}")).file_name())
         .filter_map(|name| name.into_string().ok())
-        .filter(|name| name.ends_with(".toml"))
+        .filter(|name| name.ends_with(extension))
         .collect();
     names.sort();
 
     let mut text = Vec::new();
     let mut index = String::from("const INDEX: &[(&str, usize, usize)] = &[\n");
-    for name in &names {
-        let path = Path::new("rules").join(name);
+    for file in &names {
+        let path = Path::new(dir).join(file);
         let bytes = read(&path);
         std::str::from_utf8(&bytes).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         let start = text.len();
         text.extend_from_slice(&bytes);
-        writeln!(
-            index,
-            "    ({:?}, {start}, {}),",
-            format!("rules/{name}"),
-            text.len()
-        )
-        .expect("writing to a String");
+        writeln!(index, "    ({:?}, {start}, {}),", key(file), text.len())
+            .expect("writing to a String");
     }
     index.push_str("];\n");
     writeln!(index, "const LEN: usize = {};", text.len()).expect("writing to a String");
 
-    let packed = zstd::bulk::compress(&text, KNOWLEDGE_LEVEL).expect("zstd compresses in memory");
-    write(&out.join("knowledge.zst"), &packed);
-    write(&out.join("knowledge_index.rs"), index.as_bytes());
+    let packed = zstd::bulk::compress(&text, PACK_LEVEL).expect("zstd compresses in memory");
+    write(&out.join(format!("{name}.zst")), &packed);
+    write(&out.join(format!("{name}_index.rs")), index.as_bytes());
 }
 
 fn read(path: &Path) -> Vec<u8> {

@@ -786,7 +786,7 @@ fn explain(rule: &str, out: &mut dyn Write) -> anyhow::Result<ExitCode> {
         category_name(meta.category),
         fix_name(meta.fix)
     )?;
-    out.write_all(meta.doc.as_bytes())?;
+    out.write_all(meta.doc().as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 

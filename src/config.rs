@@ -338,7 +338,7 @@ pub fn unknown_rule_message(name: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rule_meta::{Category, FixAvailability};
+    use crate::rule_meta::{Category, Doc, FixAvailability};
 
     static RULE: RuleMeta = RuleMeta {
         code: "CU104",
@@ -347,7 +347,7 @@ mod tests {
         default_severity: Severity::Warning,
         fix: FixAvailability::None,
         summary: "",
-        doc: "",
+        doc: Doc::Text(""),
     };
 
     fn parse_str(text: &str) -> Result<Config, ConfigError> {

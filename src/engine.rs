@@ -18,7 +18,7 @@ use crate::dockerfile::ast::{Dockerfile, ParseError};
 use crate::dockerfile::model::BuildOptions;
 use crate::image::scan::ScannedImage;
 use crate::knowledge::Knowledge;
-use crate::rule_meta::{Category, FixAvailability, RuleMeta};
+use crate::rule_meta::{Category, Doc, FixAvailability, RuleMeta};
 use crate::source::{SourceFile, Span};
 use crate::suppress::Suppressions;
 
@@ -31,7 +31,7 @@ pub static INTERNAL_ERROR: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "A rule crashed; its findings for this file are missing",
-    doc: include_str!("../docs/rules/CU000.md"),
+    doc: Doc::Page,
 };
 
 /// The name a finding's origin gets for standard input.

@@ -24,6 +24,7 @@ pub mod paths;
 pub mod plugin;
 pub mod prediction;
 pub mod render;
+pub mod rule_docs;
 pub mod rule_meta;
 pub mod server;
 pub mod source;

@@ -77,6 +77,26 @@ pub struct RuleMeta {
     /// One line for `cudalint rules` and SARIF `shortDescription`.
     pub summary: &'static str,
     /// The doc page (Markdown, headings: What it does / Why is this bad? /
-    /// Example / Use instead / References), from `docs/rules/<CODE>.md`.
-    pub doc: &'static str,
+    /// Example / Use instead / References): [`RuleMeta::doc`] reads it.
+    pub doc: Doc,
+}
+
+/// Where a rule's doc page is.
+#[derive(Debug)]
+pub enum Doc {
+    /// `docs/rules/<CODE>.md` of the rule's own code, which the binary carries packed
+    /// (`crate::rule_docs`).
+    Page,
+    /// This text (rules that tests make, and pages that are not files).
+    Text(&'static str),
+}
+
+impl RuleMeta {
+    /// The doc page's Markdown.
+    pub fn doc(&self) -> &'static str {
+        match self.doc {
+            Doc::Page => crate::rule_docs::page(self.code),
+            Doc::Text(text) => text,
+        }
+    }
 }

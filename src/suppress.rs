@@ -169,7 +169,7 @@ mod tests {
     use super::*;
     use crate::diagnostic::Severity;
     use crate::dockerfile::ast::{Command, Instruction, MappedText};
-    use crate::rule_meta::{Category, FixAvailability};
+    use crate::rule_meta::{Category, Doc, FixAvailability};
     use crate::source::SourceFile;
 
     static RULE: RuleMeta = RuleMeta {
@@ -179,7 +179,7 @@ mod tests {
         default_severity: Severity::Info,
         fix: FixAvailability::None,
         summary: "",
-        doc: "",
+        doc: Doc::Text(""),
     };
 
     /// A Dockerfile tree where lines starting with `#` are comments and

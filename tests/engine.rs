@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 
 use cudalint::checks::dockerfile::RULES;
-use cudalint::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use cudalint::checks::{
+    Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta,
+};
 use cudalint::config::RuleSelection;
 use cudalint::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Location, Severity};
 use cudalint::engine::{
@@ -21,7 +23,7 @@ static PANICS: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "test rule that panics",
-    doc: "",
+    doc: Doc::Text(""),
 };
 
 struct Panics;
@@ -42,7 +44,7 @@ static LATEST: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::Always,
     summary: "test rule: flags `:latest` and pins it",
-    doc: "",
+    doc: Doc::Text(""),
 };
 
 /// Flags every `:latest` and offers a safe fix pinning it to `:1.0`.

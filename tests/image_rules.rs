@@ -198,13 +198,13 @@ fn image_rule_docs_have_the_five_headings_and_examples() {
     for rule in RULES {
         let meta = rule.meta();
         let headings: Vec<&str> = meta
-            .doc
+            .doc()
             .lines()
             .filter(|line| line.starts_with("## "))
             .collect();
         assert_eq!(headings, HEADINGS, "{}: doc headings", meta.code);
         assert!(
-            meta.doc
+            meta.doc()
                 .starts_with(&format!("# {} {}\n", meta.code, meta.name)),
             "{}: the doc's title must be `# {} {}`",
             meta.code,
@@ -212,7 +212,7 @@ fn image_rule_docs_have_the_five_headings_and_examples() {
             meta.name
         );
         for heading in ["## Example", "## Use instead"] {
-            let section = meta.doc.split(heading).nth(1).unwrap();
+            let section = meta.doc().split(heading).nth(1).unwrap();
             let section = section.split("\n## ").next().unwrap();
             assert!(
                 section.contains("```dockerfile\n"),
@@ -220,7 +220,7 @@ fn image_rule_docs_have_the_five_headings_and_examples() {
                 meta.code
             );
         }
-        let references = meta.doc.split("## References").nth(1).unwrap();
+        let references = meta.doc().split("## References").nth(1).unwrap();
         assert!(
             references.contains("https://") || references.contains('@'),
             "{}: References cite nothing",

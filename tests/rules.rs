@@ -138,7 +138,7 @@ fn dockerfile_block<'d>(doc: &'d str, heading: &str) -> Option<&'d str> {
 fn check_doc(meta: &RuleMeta) -> Vec<String> {
     let mut problems = Vec::new();
     let headings: Vec<&str> = meta
-        .doc
+        .doc()
         .lines()
         .filter(|line| line.starts_with("## "))
         .collect();
@@ -153,7 +153,7 @@ fn check_doc(meta: &RuleMeta) -> Vec<String> {
         Engine::new(fixture_options(text))
             .lint_source(&SourceFile::new(format!("{}.md", meta.code), text))
     };
-    match dockerfile_block(meta.doc, "## Example") {
+    match dockerfile_block(meta.doc(), "## Example") {
         Some(example) if lint(example).iter().any(|f| f.code == meta.code) => {}
         Some(example) => problems.push(format!(
             "{}: the `## Example` block does not fire the rule; got:\n{}",
@@ -165,7 +165,7 @@ fn check_doc(meta: &RuleMeta) -> Vec<String> {
             meta.code
         )),
     }
-    match dockerfile_block(meta.doc, "## Use instead") {
+    match dockerfile_block(meta.doc(), "## Use instead") {
         Some(good) => {
             let findings = lint(good);
             if findings.iter().any(|f| f.code == meta.code) {

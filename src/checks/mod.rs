@@ -9,7 +9,7 @@ pub mod image;
 
 // Rule metadata lives below the rules (`crate::rule_meta`), so that findings and the configuration
 // name a rule without importing the rules; the rules take it from here.
-pub use crate::rule_meta::{Category, FixAvailability, RuleMeta};
+pub use crate::rule_meta::{Category, Doc, FixAvailability, RuleMeta};
 
 use crate::config::Settings;
 use crate::diagnostic::Diagnostic;

@@ -248,7 +248,7 @@ fn distro_libraries(inventory: &Inventory) -> Verdict {
 mod tests {
     use super::*;
     use crate::image::inventory::{PythonPackage, TorchBuild};
-    use crate::rule_meta::{Category, FixAvailability, RuleMeta};
+    use crate::rule_meta::{Category, Doc, FixAvailability, RuleMeta};
 
     fn library(family: LibraryFamily, path: &str, soname: &str) -> CudaLibrary {
         CudaLibrary {
@@ -467,7 +467,7 @@ mod tests {
             default_severity: Severity::Warning,
             fix: FixAvailability::None,
             summary: "",
-            doc: "",
+            doc: Doc::Text(""),
         };
         let meta = &META;
         let mut finding = Diagnostic::at(meta, Default::default(), "m")

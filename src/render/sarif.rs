@@ -112,11 +112,12 @@ fn level(severity: Severity) -> &'static str {
 }
 
 fn rule(meta: &RuleMeta, base: Option<&str>) -> Value {
-    let described = doc_section(meta.doc, "What it does").unwrap_or(meta.summary);
+    let doc = meta.doc();
+    let described = doc_section(doc, "What it does").unwrap_or(meta.summary);
     let mut help = Map::new();
     help.insert("text".into(), described.into());
-    if !meta.doc.trim().is_empty() {
-        help.insert("markdown".into(), meta.doc.into());
+    if !doc.trim().is_empty() {
+        help.insert("markdown".into(), doc.into());
     }
     let mut descriptor = json!({
         "id": meta.code,

@@ -3,7 +3,7 @@
 
 #![allow(dead_code)]
 
-use cudalint::checks::{Category, FixAvailability, RuleMeta};
+use cudalint::checks::{Category, Doc, FixAvailability, RuleMeta};
 use cudalint::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Location, Severity};
 use cudalint::render::{render, FailedInput, Format, Report};
 use cudalint::source::{SourceFile, Span};
@@ -15,11 +15,13 @@ pub static DEVEL_FINAL: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::Sometimes,
     summary: "The final stage is built on a CUDA devel image",
-    doc: "# CU101\n\n## What it does\nFlags a final stage whose base is a CUDA `devel` image.\n\n\
+    doc: Doc::Text(
+        "# CU101\n\n## What it does\nFlags a final stage whose base is a CUDA `devel` image.\n\n\
           ## Why is this bad?\nDevel images carry compilers and headers the runtime never uses.\n\n\
           ## Example\n```dockerfile\nFROM nvidia/cuda:12.2.0-devel-ubuntu22.04\n```\n\n\
           ## Use instead\n```dockerfile\nFROM nvidia/cuda:12.2.0-runtime-ubuntu22.04\n```\n\n\
           ## References\n- https://hub.docker.com/r/nvidia/cuda\n",
+    ),
 };
 
 pub static TOOLKIT_APT: RuleMeta = RuleMeta {
@@ -29,7 +31,7 @@ pub static TOOLKIT_APT: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "A full CUDA toolkit is installed where runtime libraries suffice",
-    doc: "",
+    doc: Doc::Text(""),
 };
 
 pub static CUPTI_MISSING: RuleMeta = RuleMeta {
@@ -39,7 +41,7 @@ pub static CUPTI_MISSING: RuleMeta = RuleMeta {
     default_severity: Severity::Info,
     fix: FixAvailability::None,
     summary: "libcupti is present but not on the library path",
-    doc: "## What it does\nLooks for CUPTI in the image.\n",
+    doc: Doc::Text("## What it does\nLooks for CUPTI in the image.\n"),
 };
 
 pub static SYNTAX_DIRECTIVE: RuleMeta = RuleMeta {
@@ -49,7 +51,7 @@ pub static SYNTAX_DIRECTIVE: RuleMeta = RuleMeta {
     default_severity: Severity::Style,
     fix: FixAvailability::Always,
     summary: "No `# syntax=` directive pins the Dockerfile frontend",
-    doc: "",
+    doc: Doc::Text(""),
 };
 
 pub static RULES: &[&RuleMeta] = &[

@@ -4,7 +4,7 @@
 //! parse has no instructions to check); this file holds the metadata and
 //! the docs so the code is listed, explained and configurable like any other.
 
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 
 pub static META: RuleMeta = RuleMeta {
@@ -14,7 +14,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "The Dockerfile does not parse; BuildKit would reject it",
-    doc: include_str!("../../../docs/rules/CU001.md"),
+    doc: Doc::Page,
 };
 
 pub struct SyntaxError;

@@ -3,7 +3,7 @@
 //! plausible image reference — almost always a misspelt stage name — or a
 //! bare one-word image name one typo away from a stage name.
 
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::model::{DependencyKind, DependencyTarget, ImageRef, StageDependency};
 use crate::source::Span;
@@ -15,7 +15,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::Sometimes,
     summary: "A --from/FROM reference names no stage and is not an image reference",
-    doc: include_str!("../../../docs/rules/CU002.md"),
+    doc: Doc::Page,
 };
 
 /// Names longer than this are not compared (edit distance is quadratic).

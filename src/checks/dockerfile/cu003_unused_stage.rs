@@ -9,7 +9,7 @@
 //! spell once its variables take other values, so all those stages count as
 //! used: a `--build-arg` or another platform picks them.
 
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
 use crate::dockerfile::model::{BuildModel, DependencyKind, DependencyTarget, Stage};
@@ -22,7 +22,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Info,
     fix: FixAvailability::None,
     summary: "A build stage is used by none of the targets the project declares",
-    doc: include_str!("../../../docs/rules/CU003.md"),
+    doc: Doc::Page,
 };
 
 /// Most `stage × variable reference` pairs matched; past it every stage

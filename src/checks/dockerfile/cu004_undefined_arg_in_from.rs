@@ -2,7 +2,7 @@
 //! the first FROM declares. BuildKit expands it to the empty string (even if
 //! `--build-arg` sets it), so the base image silently changes.
 
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::source::Span;
 
@@ -13,7 +13,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "FROM uses a variable that no ARG before the first FROM declares",
-    doc: include_str!("../../../docs/rules/CU004.md"),
+    doc: Doc::Page,
 };
 
 pub struct UndefinedArgInFrom;

@@ -4,7 +4,7 @@
 //! Suppressions are read by the engine (`suppress.rs`), which reports this;
 //! this file holds the metadata and the docs.
 
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 
 pub static META: RuleMeta = RuleMeta {
@@ -14,7 +14,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "A suppression comment names a rule that does not exist",
-    doc: include_str!("../../../docs/rules/CU005.md"),
+    doc: Doc::Page,
 };
 
 pub struct UnknownRuleInSuppression;

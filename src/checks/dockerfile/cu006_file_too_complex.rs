@@ -6,7 +6,7 @@
 //! each record into a finding, so that an incomplete analysis is never
 //! silent.
 
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 
 pub static META: RuleMeta = RuleMeta {
@@ -16,7 +16,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The file exceeds cudalint's analysis budget; findings may be incomplete",
-    doc: include_str!("../../../docs/rules/CU006.md"),
+    doc: Doc::Page,
 };
 
 pub struct FileTooComplex;

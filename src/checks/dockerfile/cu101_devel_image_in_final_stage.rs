@@ -8,7 +8,7 @@ use crate::checks::dockerfile::cuda_stages::{
 use crate::checks::dockerfile::cupti_use::{cupti_use, CuptiProvided};
 use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{shipped_stages, span_text};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::model::{BaseImage, Stage};
 use crate::knowledge::images::{BaseImageFacts, Variant};
@@ -22,7 +22,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::Sometimes,
     summary: "The final image is built on a CUDA devel image but compiles nothing",
-    doc: include_str!("../../../docs/rules/CU101.md"),
+    doc: Doc::Page,
 };
 
 pub struct DevelImageInFinalStage;

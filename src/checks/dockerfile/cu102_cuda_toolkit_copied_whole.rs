@@ -4,7 +4,7 @@
 //! which undoes the point of a multi-stage build.
 
 use crate::checks::dockerfile::support::{base_facts, shipped_stages};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
 use crate::dockerfile::model::{DependencyKind, DependencyTarget, Stage};
@@ -17,7 +17,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The whole CUDA toolkit directory is copied into the final image",
-    doc: include_str!("../../../docs/rules/CU102.md"),
+    doc: Doc::Page,
 };
 
 pub struct CudaToolkitCopiedWhole;

@@ -9,7 +9,7 @@ use crate::checks::dockerfile::cuda_stages::{
 use crate::checks::dockerfile::cupti_use::cupti_use;
 use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{base_facts, shipped_stages};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::Stage;
 
@@ -20,7 +20,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Info,
     fix: FixAvailability::None,
     summary: "The final image installs CUDA development packages it does not use",
-    doc: include_str!("../../../docs/rules/CU103.md"),
+    doc: Doc::Page,
 };
 
 pub struct DevelPackagesInFinalStage;

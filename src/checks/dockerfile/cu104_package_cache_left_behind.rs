@@ -5,7 +5,7 @@
 
 use crate::checks::dockerfile::package_cache::{self, CacheEvidence, Fill};
 use crate::checks::dockerfile::support::shipped_stages;
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::ast::{Command, ShellOrExec};
 use crate::dockerfile::model::RunStep;
@@ -20,7 +20,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::Sometimes,
     summary: "A package install leaves its download cache in the shipped image",
-    doc: include_str!("../../../docs/rules/CU104.md"),
+    doc: Doc::Page,
 };
 
 pub struct PackageCacheLeftBehind;

@@ -9,7 +9,7 @@
 use crate::checks::dockerfile::build_steps::{
     built_stages, dependency_install, heavy_install, long_compile,
 };
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::ast::{ArgDecl, Command, Instruction};
 use crate::dockerfile::model::Stage;
@@ -23,7 +23,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::Sometimes,
     summary: "A per-build ARG is declared before heavy installs, so every build re-runs them",
-    doc: include_str!("../../../docs/rules/CU105.md"),
+    doc: Doc::Page,
 };
 
 pub struct BuildArgInvalidatesHeavyLayers;

@@ -7,7 +7,7 @@
 //! `build_steps`.
 
 use crate::checks::dockerfile::build_steps::{built_stages, dependency_install, heavy_install};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::{Command, CopyCommand, Word};
 use crate::dockerfile::model::{BaseImage, Stage};
@@ -20,7 +20,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The source tree is copied before the dependency install, so every edit reinstalls",
-    doc: include_str!("../../../docs/rules/CU106.md"),
+    doc: Doc::Page,
 };
 
 pub struct SourceCopiedBeforeDependencies;

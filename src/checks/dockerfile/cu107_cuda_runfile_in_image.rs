@@ -6,7 +6,7 @@
 //! (`rules/build.toml` `runfile`).
 
 use crate::checks::dockerfile::support::{rm_target, shipped_stages};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
 use crate::dockerfile::model::Reach;
@@ -20,7 +20,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The CUDA runfile installer installs its driver or stays in an image layer",
-    doc: include_str!("../../../docs/rules/CU107.md"),
+    doc: Doc::Page,
 };
 
 pub struct CudaRunfileInImage;

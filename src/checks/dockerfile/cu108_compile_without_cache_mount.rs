@@ -6,7 +6,7 @@
 //! (`rules/build.toml` `compiles`); the RUN reading is `build_steps`.
 
 use crate::checks::dockerfile::build_steps::{built_stages, compile_cached, long_compile};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::knowledge::build::BuildFacts;
 
@@ -17,7 +17,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Info,
     fix: FixAvailability::None,
     summary: "A long CUDA compile runs without a build cache mount or a compiler cache",
-    doc: include_str!("../../../docs/rules/CU108.md"),
+    doc: Doc::Page,
 };
 
 pub struct CompileWithoutCacheMount;

@@ -13,7 +13,7 @@
 use crate::checks::dockerfile::cuda_stages::{stage_builds_native_code, Evidence};
 use crate::checks::dockerfile::stack::chain;
 use crate::checks::dockerfile::support::{base_facts, stage_instructions};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
 use crate::dockerfile::model::{Reach, Stage};
@@ -32,7 +32,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "A stage compiles CUDA code on an image that has no CUDA compiler",
-    doc: include_str!("../../../docs/rules/CU109.md"),
+    doc: Doc::Page,
 };
 
 pub struct CudaCompileWithoutToolkit;

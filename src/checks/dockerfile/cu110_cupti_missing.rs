@@ -6,7 +6,7 @@
 
 use crate::checks::dockerfile::cupti_use::{cupti_use, CuptiNeed};
 use crate::checks::dockerfile::support::{self, shipped_stages};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::BaseImage;
 use crate::knowledge::cupti::Need;
@@ -38,7 +38,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "Something in the shipped image needs CUPTI, and the image has none",
-    doc: include_str!("../../../docs/rules/CU110.md"),
+    doc: Doc::Page,
 };
 
 pub struct CuptiMissing;

@@ -4,7 +4,7 @@
 
 use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{self, shipped_stages};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::PackageManager;
@@ -18,7 +18,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::Sometimes,
     summary: "LD_LIBRARY_PATH points at extras/CUPTI/lib64, which apt-installed CUDA leaves empty",
-    doc: include_str!("../../../docs/rules/CU111.md"),
+    doc: Doc::Page,
 };
 
 pub struct CuptiLibraryPathWrong;

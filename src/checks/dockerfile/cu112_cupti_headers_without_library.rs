@@ -11,7 +11,7 @@ use crate::checks::dockerfile::build_steps::{
     built_stages, env_before, source_builds, SourceBuild,
 };
 use crate::checks::dockerfile::support::base_facts;
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
 use crate::dockerfile::model::{BaseImage, Reach, RunStep, Stage};
@@ -42,7 +42,7 @@ pub static META: RuleMeta = RuleMeta {
     fix: FixAvailability::None,
     summary:
         "A CUPTI-enabled source build finds CUPTI's headers without its library, or the reverse",
-    doc: include_str!("../../../docs/rules/CU112.md"),
+    doc: Doc::Page,
 };
 
 pub struct CuptiHeadersWithoutLibrary;

@@ -5,7 +5,7 @@
 //! where the loader and the linker find it before `/usr/local/cuda`.
 
 use crate::checks::dockerfile::support::base_facts;
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::RunStep;
 use crate::dockerfile::packages::PackageManager;
@@ -19,7 +19,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The distribution's own CUDA packages are installed on an NVIDIA CUDA image",
-    doc: include_str!("../../../docs/rules/CU113.md"),
+    doc: Doc::Page,
 };
 
 pub struct DistroCudaOnCudaImage;

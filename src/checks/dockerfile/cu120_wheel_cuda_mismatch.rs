@@ -4,7 +4,7 @@
 use crate::checks::dockerfile::cuda_facts::{
     cuda_tag, stage_cuda, stage_pins, StageCuda, StagePin,
 };
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::knowledge::resolution::normalize;
 use crate::knowledge::Version;
@@ -19,7 +19,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "A pip/conda package is built for a different CUDA than the base image",
-    doc: include_str!("../../../docs/rules/CU120.md"),
+    doc: Doc::Page,
 };
 
 /// `https://download.pytorch.org/whl/cuXYZ`, the index of PyTorch's CUDA

@@ -3,7 +3,7 @@
 
 use crate::checks::dockerfile::cuda_facts::{stage_cuda, stage_pins};
 use crate::checks::dockerfile::support::shipped_stages;
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::knowledge::toolkits::{DriverVerdict, ToolkitKnowledge};
 use crate::knowledge::Version;
@@ -18,7 +18,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "The target driver is too old for the image's CUDA",
-    doc: include_str!("../../../docs/rules/CU121.md"),
+    doc: Doc::Page,
 };
 
 /// One CUDA version the image needs, and where it comes from.

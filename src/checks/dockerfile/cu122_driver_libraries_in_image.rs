@@ -3,7 +3,7 @@
 //! driver libraries the container toolkit mounts from the host.
 
 use crate::checks::dockerfile::support::shipped_stages;
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::{ShellCommand, Stage};
@@ -20,7 +20,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The image installs NVIDIA driver libraries that shadow the host driver",
-    doc: include_str!("../../../docs/rules/CU122.md"),
+    doc: Doc::Page,
 };
 
 /// Package-manager invocations that `package_installs` does not model but

@@ -8,7 +8,7 @@
 
 use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{base_facts, root_image, shipped_stages};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::{Reach, Stage};
 use crate::knowledge::build::BuildFacts;
@@ -22,7 +22,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The NVIDIA Container Toolkit's driver requirement check is turned off",
-    doc: include_str!("../../../docs/rules/CU123.md"),
+    doc: Doc::Page,
 };
 
 pub struct RequireCheckDisabled;

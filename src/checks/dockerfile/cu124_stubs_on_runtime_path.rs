@@ -4,7 +4,7 @@
 
 use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{base_facts, shipped_stages, stage_instructions};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Command;
 
@@ -15,7 +15,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "The CUDA stub libraries are on the run-time loader path",
-    doc: include_str!("../../../docs/rules/CU124.md"),
+    doc: Doc::Page,
 };
 
 pub struct StubsOnRuntimePath;

@@ -13,7 +13,7 @@
 
 use crate::checks::dockerfile::runtime_env::{self, LoaderRoute};
 use crate::checks::dockerfile::support::{root_image, shipped_stages};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::Stage;
 use crate::knowledge::build::BuildFacts;
@@ -25,7 +25,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The CUDA forward-compatibility libraries are forced onto the loader path",
-    doc: include_str!("../../../docs/rules/CU125.md"),
+    doc: Doc::Page,
 };
 
 pub struct CompatForcedOnPath;

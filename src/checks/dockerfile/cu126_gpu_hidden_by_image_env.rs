@@ -9,7 +9,7 @@
 
 use crate::checks::dockerfile::runtime_env;
 use crate::checks::dockerfile::support::{base_facts, shipped_stages};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::ast::{Command, HealthcheckCommand, ShellOrExec};
 use crate::dockerfile::model::Stage;
@@ -24,7 +24,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::Sometimes,
     summary: "The image's NVIDIA_* environment hides the GPU or driver libraries it uses",
-    doc: include_str!("../../../docs/rules/CU126.md"),
+    doc: Doc::Page,
 };
 
 pub struct GpuHiddenByImageEnv;

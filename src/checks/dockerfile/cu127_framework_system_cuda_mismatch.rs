@@ -13,7 +13,7 @@ use crate::checks::dockerfile::stack::{
     base_cudnn, chain_brings_cuda_otherwise, chain_installs, distro_python_os, installs_cudnn,
 };
 use crate::checks::dockerfile::support::root_image;
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::{PackageInstall, RequestedPackage};
@@ -29,7 +29,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "A framework that loads the image's CUDA/cuDNN was built for another major than the base provides, or needs libraries the base lacks",
-    doc: include_str!("../../../docs/rules/CU127.md"),
+    doc: Doc::Page,
 };
 
 pub struct FrameworkSystemCudaMismatch;

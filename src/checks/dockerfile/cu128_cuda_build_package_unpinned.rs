@@ -12,7 +12,7 @@
 
 use crate::checks::dockerfile::cuda_facts::stage_cuda;
 use crate::checks::dockerfile::support::{base_facts, root_image};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::Stage;
 use crate::dockerfile::packages::{PackageInstall, PackageManager, RequestedPackage};
@@ -28,7 +28,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "An NVIDIA package built per CUDA release is installed without a version and gets another CUDA's build",
-    doc: include_str!("../../../docs/rules/CU128.md"),
+    doc: Doc::Page,
 };
 
 pub struct CudaBuildPackageUnpinned;

@@ -8,7 +8,7 @@
 
 use crate::checks::dockerfile::runtime_env::{self, Setting};
 use crate::checks::dockerfile::support::shipped_stages;
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::ast::Command;
 use crate::knowledge::build::{BuildFacts, DebugSetting};
@@ -21,7 +21,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::Sometimes,
     summary: "The shipped image keeps a CUDA debugging switch on that slows every run",
-    doc: include_str!("../../../docs/rules/CU129.md"),
+    doc: Doc::Page,
 };
 
 pub struct DebugSettingShipped;

@@ -5,7 +5,7 @@
 
 use crate::checks::dockerfile::cuda_stages::pulled_images;
 use crate::checks::dockerfile::support::span_text;
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::ImageRef;
 use crate::knowledge::images::{ImageKnowledge, ReleaseStatus, TagProblem};
@@ -18,7 +18,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "A CUDA base image tag that does not exist in the registry",
-    doc: include_str!("../../../docs/rules/CU130.md"),
+    doc: Doc::Page,
 };
 
 pub struct CudaImageTagInvalid;

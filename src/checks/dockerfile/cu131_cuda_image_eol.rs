@@ -14,7 +14,7 @@ use memchr::memmem::Finder;
 
 use crate::checks::dockerfile::cuda_stages::pulled_images;
 use crate::checks::dockerfile::support::{root_image, stage_instructions};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::arch_lists;
 use crate::dockerfile::model::ImageRef;
@@ -33,7 +33,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The CUDA base image release is end-of-life or deleted",
-    doc: include_str!("../../../docs/rules/CU131.md"),
+    doc: Doc::Page,
 };
 
 pub struct CudaImageEol;

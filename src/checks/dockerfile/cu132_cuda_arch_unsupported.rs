@@ -5,7 +5,7 @@
 use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
 use crate::checks::dockerfile::cuda_stages::arch_lists_read;
 use crate::checks::dockerfile::support::stage_instructions;
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::arch_lists::{self, ArchList, Origin};
 use crate::knowledge::toolkits::{ArchSupport, Architecture, ToolkitKnowledge};
@@ -19,7 +19,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "A CUDA architecture list names an architecture the toolkit cannot build",
-    doc: include_str!("../../../docs/rules/CU132.md"),
+    doc: Doc::Page,
 };
 
 fn check_list<'l>(

@@ -13,7 +13,7 @@ use crate::checks::dockerfile::build_steps::{
 };
 use crate::checks::dockerfile::cuda_stages::arch_lists_read;
 use crate::checks::dockerfile::support::stage_instructions;
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::arch_lists::{self, ArchList, Origin, Special, Syntax};
 use crate::dockerfile::model::{Reach, RunStep, Stage};
@@ -27,7 +27,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "The build asks for the GPU architecture of a machine that has no GPU (`native`, a torch extension with no TORCH_CUDA_ARCH_LIST)",
-    doc: include_str!("../../../docs/rules/CU133.md"),
+    doc: Doc::Page,
 };
 
 const TORCH_LIST: &str = "TORCH_CUDA_ARCH_LIST";

@@ -12,7 +12,7 @@ use crate::checks::dockerfile::build_steps::built_stages;
 use crate::checks::dockerfile::cuda_facts::{stage_cuda, StageCuda};
 use crate::checks::dockerfile::cuda_stages::arch_lists_read;
 use crate::checks::dockerfile::support::stage_instructions;
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::arch_lists::{self, ArchList, Origin, Target, Variant};
 use crate::knowledge::gpus::{Gpus, Reach, TargetGpu};
@@ -26,7 +26,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "The architectures the build compiles for reach none of a target GPU",
-    doc: include_str!("../../../docs/rules/CU134.md"),
+    doc: Doc::Page,
 };
 
 pub struct ArchListMissesTargetGpu;

@@ -5,7 +5,7 @@
 //! built on are data (`rules/ngc.toml`); this file decides and words.
 
 use crate::checks::dockerfile::cuda_stages::pulled_images;
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::model::ImageRef;
 use crate::knowledge::clock::{today, Date};
@@ -19,7 +19,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The NGC framework container release is out of NVIDIA's support",
-    doc: include_str!("../../../docs/rules/CU135.md"),
+    doc: Doc::Page,
 };
 
 pub struct NgcFrameworkImageEol;

@@ -5,7 +5,7 @@
 //! Where the RUN is nothing but exports, the (unsafe) fix writes them as an
 //! `ENV`.
 
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Edit, Fix, FixSafety, Severity};
 use crate::dockerfile::ast::{Instruction, ShellOrExec, Word};
 use crate::dockerfile::model::{Reach, RunStep, ShellCommand};
@@ -18,7 +18,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::Sometimes,
     summary: "A RUN exports a variable and ends: the variable is gone before the next instruction",
-    doc: include_str!("../../../docs/rules/CU136.md"),
+    doc: Doc::Page,
 };
 
 pub struct ExportDiesWithRun;

@@ -18,7 +18,7 @@
 
 use crate::checks::dockerfile::build_steps::built_stages;
 use crate::checks::dockerfile::support::{rm_target, root_image};
-use crate::checks::{Category, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, DockerfileContext, DockerfileRule, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::dockerfile::ast::Word;
 use crate::dockerfile::model::{BaseImage, ImageRef, Reach, ShellCommand, Stage};
@@ -33,7 +33,7 @@ pub static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "The build trusts NVIDIA's retired CUDA repository key, so apt-get update fails",
-    doc: include_str!("../../../docs/rules/CU137.md"),
+    doc: Doc::Page,
 };
 
 pub struct CudaRepoKeyRetired;

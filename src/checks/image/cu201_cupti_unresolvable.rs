@@ -4,7 +4,7 @@
 //! on the object's search path or preloaded.
 
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 
 pub struct CuptiUnresolvable;
@@ -17,7 +17,7 @@ static META: RuleMeta = RuleMeta {
     fix: FixAvailability::None,
     summary:
         "A library loaded at start NEEDs CUPTI and the loader cannot find it: the import fails",
-    doc: include_str!("../../../docs/rules/CU201.md"),
+    doc: Doc::Page,
 };
 
 /// The CUDA major a CUPTI SONAME belongs to (`libcupti.so.12` → 12, `libcupti.so.11.8` → 11).

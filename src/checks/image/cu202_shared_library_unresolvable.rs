@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use super::cu201_cupti_unresolvable::{cupti_major, others};
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::knowledge::host_libraries::HostLibraries;
 
@@ -22,7 +22,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "A CUDA-related object loaded at start NEEDs a library the loader cannot find",
-    doc: include_str!("../../../docs/rules/CU202.md"),
+    doc: Doc::Page,
 };
 
 impl ImageRule for SharedLibraryUnresolvable {

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 
 use super::cu201_cupti_unresolvable::cupti_major;
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::facts::FsView;
 use crate::image::inventory::LibraryFamily;
@@ -22,7 +22,7 @@ static META: RuleMeta = RuleMeta {
     fix: FixAvailability::None,
     summary:
         "A framework that profiles through CUPTI is installed, and no CUPTI of the right major is",
-    doc: include_str!("../../../docs/rules/CU203.md"),
+    doc: Doc::Page,
 };
 
 /// `tensorflow-2.15.0.dist-info` → `tensorflow`; names compared as PEP 503 normalises them.

@@ -4,7 +4,7 @@
 //! silently runs on the CPU.
 
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::knowledge::image_loading::{ImageLoading, PluginRole};
 
@@ -17,7 +17,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "A framework's GPU backend plugin NEEDs a library the loader cannot find: it runs on the CPU",
-    doc: include_str!("../../../docs/rules/CU204.md"),
+    doc: Doc::Page,
 };
 
 impl ImageRule for GpuBackendUnloadable {

@@ -4,7 +4,7 @@
 //! asked for: information, so that a user who does need it knows what to install.
 
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::knowledge::image_loading::{ImageLoading, PluginRole};
 
@@ -17,7 +17,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Info,
     fix: FixAvailability::None,
     summary: "A CUDA plugin loaded only on demand NEEDs a library the loader cannot find",
-    doc: include_str!("../../../docs/rules/CU205.md"),
+    doc: Doc::Page,
 };
 
 impl ImageRule for OnDemandPluginUnresolvable {

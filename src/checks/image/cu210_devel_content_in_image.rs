@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::content::DevelFile;
 use crate::units::human_bytes;
@@ -20,7 +20,7 @@ static META: RuleMeta = RuleMeta {
     fix: FixAvailability::None,
     summary:
         "The image ships CUDA development content: compiler, headers, static libraries, Nsight",
-    doc: include_str!("../../../docs/rules/CU210.md"),
+    doc: Doc::Page,
 };
 
 /// The deepest directory holding every path.

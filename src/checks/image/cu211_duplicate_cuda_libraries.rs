@@ -7,7 +7,7 @@
 //! feature (Triton's CUPTI), which a user cannot drop. Reported from `[image] duplicate-bytes` on.
 
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::content::LibraryCopy;
 use crate::units::human_bytes;
@@ -21,7 +21,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The same CUDA library is shipped in several places",
-    doc: include_str!("../../../docs/rules/CU211.md"),
+    doc: Doc::Page,
 };
 
 impl ImageRule for DuplicateCudaLibraries {

@@ -7,7 +7,7 @@
 use std::collections::BTreeMap;
 
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::fs::DeadCopy;
 use crate::units::human_bytes;
@@ -21,7 +21,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "A layer ships bytes that a later layer deletes or overwrites",
-    doc: include_str!("../../../docs/rules/CU212.md"),
+    doc: Doc::Page,
 };
 
 /// How many dead copies a finding names.

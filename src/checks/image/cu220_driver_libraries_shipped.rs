@@ -4,7 +4,7 @@
 //! ones the toolkit mounts from the host and break as soon as the host driver differs.
 
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::facts::FsView;
 use crate::image::facts::NodeKind;
@@ -19,7 +19,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "The driver's own libraries or nvidia-smi are baked into the image",
-    doc: include_str!("../../../docs/rules/CU220.md"),
+    doc: Doc::Page,
 };
 
 impl ImageRule for DriverLibrariesInImage {

@@ -13,7 +13,7 @@ use std::collections::BTreeSet;
 
 use super::require::{self, HostProperties, Outcome};
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::facts::FsView;
 use crate::image::gpu::{coverage, Coverage};
@@ -29,7 +29,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "The target driver fails the image's NVIDIA_REQUIRE_CUDA or is too old for a CUDA runtime in it",
-    doc: include_str!("../../../docs/rules/CU221.md"),
+    doc: Doc::Page,
 };
 
 /// The GPUs `--gpu` names, as compute capabilities (`sm_90` → 9.0, `V100` → 7.0).

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::facts::FsView;
 use crate::image::inventory::CudaLibrary;
@@ -21,7 +21,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "CUDA runtimes of different majors coexist, or differ from the base image's",
-    doc: include_str!("../../../docs/rules/CU222.md"),
+    doc: Doc::Page,
 };
 
 impl ImageRule for MultipleCudaRuntimes {

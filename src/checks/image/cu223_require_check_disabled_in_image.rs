@@ -4,7 +4,7 @@
 //! requirement and holds no CUDA runtime (an NVML-only tool has nothing to protect).
 
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 
 pub struct RequireCheckDisabled;
@@ -16,7 +16,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The image turns off the NVIDIA Container Toolkit's driver requirement check",
-    doc: include_str!("../../../docs/rules/CU223.md"),
+    doc: Doc::Page,
 };
 
 impl ImageRule for RequireCheckDisabled {

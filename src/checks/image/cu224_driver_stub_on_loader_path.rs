@@ -5,7 +5,7 @@
 //! of CU124.
 
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::facts::{FsView, NodeKind};
 use crate::knowledge::host_libraries::HostLibraries;
@@ -19,7 +19,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "LD_LIBRARY_PATH puts a link stub of the driver before the host's driver library",
-    doc: include_str!("../../../docs/rules/CU224.md"),
+    doc: Doc::Page,
 };
 
 /// The value of `key` in the image config's `Env` (the last one wins, as in a shell).

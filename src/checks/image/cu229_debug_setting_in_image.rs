@@ -4,7 +4,7 @@
 //! from the config's `Env` instead of the Dockerfile's `ENV`.
 
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::knowledge::build::BuildFacts;
 
@@ -17,7 +17,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Warning,
     fix: FixAvailability::None,
     summary: "The image config keeps a CUDA debugging switch on that slows every run",
-    doc: include_str!("../../../docs/rules/CU229.md"),
+    doc: Doc::Page,
 };
 
 impl ImageRule for DebugSettingInImage {

@@ -6,7 +6,7 @@
 
 use super::gpu_fleet::{self, Loaded};
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::gpu::{coverage, Coverage};
 use crate::knowledge::gpus::{Gpus, TargetGpu};
@@ -20,7 +20,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "A library's GPU code has no SASS and no PTX for a target GPU",
-    doc: include_str!("../../../docs/rules/CU230.md"),
+    doc: Doc::Page,
 };
 
 fn what(object: &Loaded) -> String {

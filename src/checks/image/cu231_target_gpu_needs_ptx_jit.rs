@@ -4,7 +4,7 @@
 
 use super::gpu_fleet;
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::gpu::{coverage, Coverage};
 use crate::knowledge::gpus::{Gpus, TargetGpu};
@@ -18,7 +18,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Info,
     fix: FixAvailability::None,
     summary: "A target GPU runs a library's kernels only after JIT-compiling its PTX",
-    doc: include_str!("../../../docs/rules/CU231.md"),
+    doc: Doc::Page,
 };
 
 impl ImageRule for TargetGpuNeedsPtxJit {

@@ -4,7 +4,7 @@
 
 use super::gpu_fleet;
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::image::gpu::{coverage, Coverage};
 use crate::knowledge::gpus::{Gpus, TargetGpu};
@@ -18,7 +18,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "A target GPU needs a library's PTX, written for a newer CUDA than the target driver",
-    doc: include_str!("../../../docs/rules/CU232.md"),
+    doc: Doc::Page,
 };
 
 impl ImageRule for PtxNewerThanDriver {

@@ -5,7 +5,7 @@
 
 use super::gpu_fleet;
 use super::{ImageContext, ImageRule};
-use crate::checks::{Category, FixAvailability, RuleMeta};
+use crate::checks::{Category, Doc, FixAvailability, RuleMeta};
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::knowledge::gpus::Gpus;
 
@@ -18,7 +18,7 @@ static META: RuleMeta = RuleMeta {
     default_severity: Severity::Error,
     fix: FixAvailability::None,
     summary: "A library's GPU code is compressed in a way the target driver cannot load",
-    doc: include_str!("../../../docs/rules/CU233.md"),
+    doc: Doc::Page,
 };
 
 impl ImageRule for CompressedGpuCodeNeedsDriver {
