@@ -20,6 +20,7 @@ pub mod fix;
 pub mod image;
 pub mod image_lint;
 pub mod knowledge;
+pub mod packed_text;
 pub mod paths;
 pub mod plugin;
 pub mod prediction;

@@ -1,30 +1,26 @@
-//! The rules' doc pages (`docs/rules/<CODE>.md`) as the binary carries them: one zstd frame that
-//! `build.rs` packs, decompressed once per process, at the first page asked for (`cudalint
-//! explain`, a SARIF report). Compressed, the 176,926 bytes of Markdown take 49,394 (issue 22: the
-//! release binary's size); the decoder is the one the image reader uses for zstd layers.
+//! The rules' doc pages (`docs/rules/<CODE>.md`) as the binary carries them, packed by `build.rs`
+//! ([`PackedText`]) and decompressed at the first page asked for (`cudalint explain`, a SARIF
+//! report). Compressed, the 176,926 bytes of Markdown take 49,394.
 
-use std::sync::OnceLock;
-
-/// Every `docs/rules/*.md`, concatenated in name order and zstd-compressed.
-static PACKED: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/rule_docs.zst"));
+use crate::packed_text::PackedText;
 
 // `INDEX`, each page's rule code and its byte range in the concatenation, and `LEN`, the
-// concatenation's length (to decompress it in one allocation).
+// concatenation's length.
 include!(concat!(env!("OUT_DIR"), "/rule_docs_index.rs"));
+
+/// Every `docs/rules/*.md`, concatenated in name order and zstd-compressed.
+static RULE_DOCS: PackedText = PackedText::new(
+    include_bytes!(concat!(env!("OUT_DIR"), "/rule_docs.zst")),
+    LEN,
+    INDEX,
+);
 
 /// The doc page of rule `code`. Panics on a code that has no page: every rule with
 /// [`crate::rule_meta::Doc::Page`] has one (the test below checks it).
 pub fn page(code: &str) -> &'static str {
-    static TEXT: OnceLock<String> = OnceLock::new();
-    let text = TEXT.get_or_init(|| {
-        let bytes = zstd::bulk::decompress(PACKED, LEN).expect("build.rs packs a valid zstd frame");
-        String::from_utf8(bytes).expect("build.rs packs UTF-8 text")
-    });
-    let &(_, start, end) = INDEX
-        .iter()
-        .find(|(known, ..)| *known == code)
-        .unwrap_or_else(|| panic!("no docs/rules/{code}.md"));
-    &text[start..end]
+    RULE_DOCS
+        .get(code)
+        .unwrap_or_else(|| panic!("no docs/rules/{code}.md"))
 }
 
 #[cfg(test)]
@@ -47,7 +43,7 @@ mod tests {
                 on_disk += 1;
             }
         }
-        assert_eq!(on_disk, INDEX.len());
+        assert_eq!(on_disk, RULE_DOCS.len());
     }
 
     #[test]
