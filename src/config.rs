@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use serde::Deserialize;
+use crate::from_toml::FromToml;
 use toml::Spanned;
 
 use crate::diagnostic::Severity;
@@ -43,23 +43,23 @@ pub struct Settings {
 
 /// `[image]`: when bytes are worth a finding: wasted layer bytes (CU212, as dive's `.dive-ci`
 /// gates), CUDA development content (CU210) and duplicate CUDA libraries (CU211).
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[derive(Clone, Debug, PartialEq, FromToml)]
+#[toml(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ImageSettings {
     /// A layer whose added bytes a later layer deletes or overwrites is reported from this many
     /// wasted bytes on (dive's `highestWastedBytes`, per layer).
-    #[serde(default = "ImageSettings::default_wasted_bytes")]
+    #[toml(default = "ImageSettings::default_wasted_bytes")]
     pub wasted_bytes: u64,
     /// The whole image is reported when its wasted bytes reach this share of its bytes
     /// (dive's `highestUserWastedPercent`, 0.0 to 1.0).
-    #[serde(default = "ImageSettings::default_wasted_share")]
+    #[toml(default = "ImageSettings::default_wasted_share")]
     pub wasted_share: f64,
     /// A layer's CUDA development content is reported from this many bytes on (CU210).
-    #[serde(default = "ImageSettings::default_devel_bytes")]
+    #[toml(default = "ImageSettings::default_devel_bytes")]
     pub devel_bytes: u64,
     /// A CUDA library shipped more than once is reported when its extra copies hold this many
     /// bytes (CU211).
-    #[serde(default = "ImageSettings::default_duplicate_bytes")]
+    #[toml(default = "ImageSettings::default_duplicate_bytes")]
     pub duplicate_bytes: u64,
 }
 
@@ -93,7 +93,8 @@ impl Default for ImageSettings {
 }
 
 /// The lowest severity that makes `cudalint` exit with status 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, FromToml, serde::Deserialize, clap::ValueEnum)]
+#[toml(rename_all = "lowercase")]
 #[serde(rename_all = "lowercase")]
 pub enum FailureThreshold {
     Error,
@@ -176,46 +177,46 @@ pub enum ConfigError {
 }
 
 /// The raw file, as written, with spans for everything we validate.
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+#[derive(Debug, Default, FromToml)]
+#[toml(deny_unknown_fields, rename_all = "kebab-case")]
 struct RawConfig {
     failure_threshold: Option<FailureThreshold>,
-    #[serde(default)]
+    #[toml(default)]
     rules: RawRules,
-    #[serde(default)]
+    #[toml(default)]
     target: RawTarget,
-    #[serde(default)]
+    #[toml(default)]
     registries: RawRegistries,
-    #[serde(default)]
+    #[toml(default)]
     knowledge: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     targets: Vec<String>,
     doc_url_base: Option<String>,
     image: Option<Spanned<ImageSettings>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 struct RawRules {
     enable: Option<Vec<Spanned<String>>>,
-    #[serde(default)]
+    #[toml(default)]
     disable: Vec<Spanned<String>>,
-    #[serde(default)]
+    #[toml(default)]
     severity: BTreeMap<Spanned<String>, Spanned<String>>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 struct RawTarget {
     driver: Option<String>,
-    #[serde(default)]
+    #[toml(default)]
     gpus: Vec<String>,
 }
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 struct RawRegistries {
-    #[serde(default)]
+    #[toml(default)]
     trusted: Vec<String>,
 }
 
@@ -251,9 +252,9 @@ pub fn parse(text: &str, path: &Path, rules: &[&'static RuleMeta]) -> Result<Con
         }
     };
 
-    let raw: RawConfig = toml::from_str(text).map_err(|error| {
-        let offset = error.span().map_or(0, |span| span.start);
-        invalid(offset, error.message().trim().to_string())
+    let raw: RawConfig = crate::from_toml::from_str(text).map_err(|error| {
+        let offset = error.span.map_or(0, |span| span.start);
+        invalid(offset, error.message)
     })?;
 
     let resolve = |name: &Spanned<String>| -> Result<&'static str, ConfigError> {

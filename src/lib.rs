@@ -17,6 +17,7 @@ pub mod dockerfile;
 pub mod engine;
 pub mod facts;
 pub mod fix;
+pub mod from_toml;
 pub mod image;
 pub mod image_lint;
 pub mod knowledge;

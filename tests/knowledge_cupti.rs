@@ -26,38 +26,39 @@ fn embedded_data_loads_with_sources_everywhere() {
 
 #[test]
 fn whole_document_and_bare_table_both_load() {
-    let doc: toml::Value = toml::from_str(cudalint::knowledge::cupti::embedded_toml()).unwrap();
-    let table = doc.get("cupti").unwrap().clone();
-    let from_doc = CuptiKnowledge::from_toml(doc).unwrap();
-    let from_table = CuptiKnowledge::from_toml(table).unwrap();
+    let doc = cudalint::from_toml::parse(cudalint::knowledge::cupti::embedded_toml()).unwrap();
+    let table = cudalint::from_toml::Table::new(&doc, "document")
+        .unwrap()
+        .get("cupti")
+        .unwrap();
+    let from_doc = CuptiKnowledge::from_area(&doc).unwrap();
+    let from_table = CuptiKnowledge::from_area(table).unwrap();
     assert_eq!(from_doc.majors, from_table.majors);
 }
 
 #[test]
 fn an_entry_without_source_is_rejected() {
-    let value: toml::Value = toml::from_str(
+    let value = CuptiKnowledge::from_toml_text(
         r#"[[cupti.providers]]
 manager = "pip"
 names = ["my-cupti"]
 source = ""
 "#,
-    )
-    .unwrap();
-    let error = CuptiKnowledge::from_toml(value).unwrap_err().to_string();
+    );
+    let error = value.unwrap_err().to_string();
     assert!(error.contains("source"), "{error}");
 }
 
 #[test]
 fn unknown_fields_and_bad_enums_are_rejected() {
-    let typo: toml::Value =
-        toml::from_str("[[cupti.providers]]\nmanager = \"pip\"\nname = [\"x\"]\nsource = \"s\"\n")
-            .unwrap();
-    assert!(CuptiKnowledge::from_toml(typo).is_err());
-    let bad_manager: toml::Value = toml::from_str(
+    let typo = CuptiKnowledge::from_toml_text(
+        "[[cupti.providers]]\nmanager = \"pip\"\nname = [\"x\"]\nsource = \"s\"\n",
+    );
+    assert!(typo.is_err());
+    let bad_manager = CuptiKnowledge::from_toml_text(
         "[[cupti.providers]]\nmanager = \"brew\"\nnames = [\"x\"]\nsource = \"s\"\n",
-    )
-    .unwrap();
-    assert!(CuptiKnowledge::from_toml(bad_manager).is_err());
+    );
+    assert!(bad_manager.is_err());
 }
 
 #[test]
@@ -274,7 +275,7 @@ fn cache_managers() {
 fn user_entries_extend_and_replace() {
     let mut k = knowledge();
     let before = k.providers.len();
-    let user: toml::Value = toml::from_str(
+    let user = CuptiKnowledge::from_toml_text(
         r#"[[cupti.providers]]
 manager = "apt"
 names = ["mycorp-cupti"]
@@ -290,7 +291,7 @@ source = "internal"
 "#,
     )
     .unwrap();
-    k.extend(CuptiKnowledge::from_toml(user).unwrap());
+    k.extend(user);
     assert_eq!(k.providers.len(), before + 1);
     assert!(k.provider(Manager::Apt, "mycorp-cupti", &[]).is_some());
     assert_eq!(k.majors.len(), 3);

@@ -454,6 +454,21 @@ fn bad_user_files_are_located() {
     let err = Knowledge::load(&[user_file("status.toml", bad_status)]).unwrap_err();
     assert!(err.message.contains("gone") && err.line.is_some(), "{err}");
 
+    // Every area's values are located at their line, not only the images' (the other areas were
+    // located at their table's first header until their reader kept spans).
+    let bad_driver = "[[toolkits.releases]]\nversion = \"12.4.1\"\nlabel = \"x\"\n\ndriver = \"55x\"\nsource = \"s\"\n";
+    let err = Knowledge::load(&[user_file("driver.toml", bad_driver)]).unwrap_err();
+    assert_eq!((err.line, err.column), (Some(5), Some(10)), "{err}");
+    assert_eq!(err.message, "invalid version `55x`", "{err}");
+    let typo = "[cupti]\n[[cupti.providers]]\nmanager = \"pip\"\nname = [\"x\"]\nsource = \"s\"\n";
+    let err = Knowledge::load(&[user_file("typo.toml", typo)]).unwrap_err();
+    assert_eq!((err.line, err.column), (Some(4), Some(1)), "{err}");
+    assert!(err.message.starts_with("unknown field `name`"), "{err}");
+    // A check across entries has no one value to point at: the area's first header.
+    let unsourced = "\n[[cupti.providers]]\nmanager = \"pip\"\nnames = [\"x\"]\nsource = \"\"\n";
+    let err = Knowledge::load(&[user_file("unsourced-cupti.toml", unsourced)]).unwrap_err();
+    assert_eq!(err.line, Some(2), "{err}");
+
     let err = Knowledge::load(&[PathBuf::from("/nonexistent/cudalint.toml")]).unwrap_err();
     assert!(
         err.to_string()

@@ -381,7 +381,7 @@ fn driver_userspace_specs() {
 fn user_entries_extend_and_replace() {
     let mut p = packages();
     let before = p.driver_userspace.len();
-    let user: toml::Value = toml::from_str(
+    let user = PackageKnowledge::from_toml_text(
         r#"
         [[packages.driver_userspace]]
         pattern = "xorg-x11-drv-nvidia-cuda-libs"
@@ -394,7 +394,7 @@ fn user_entries_extend_and_replace() {
         "#,
     )
     .unwrap();
-    p.extend(PackageKnowledge::from_toml(user).unwrap());
+    p.extend(user);
     assert_eq!(p.driver_userspace.len(), before + 1);
     assert!(p.driver_package("xorg-x11-drv-nvidia-cuda-libs").is_some());
     assert_eq!(pin_of(&p, "torch==2.16.0").as_deref(), Some("13.4"));
@@ -402,11 +402,11 @@ fn user_entries_extend_and_replace() {
 
 #[test]
 fn malformed_user_data_is_an_error() {
-    let bad: toml::Value = toml::from_str("[[toolkits.releases]]\nversion = \"12.x\"\nlabel = \"x\"\ndriver = \"1\"\nsource = \"s\"\n").unwrap();
-    assert!(ToolkitKnowledge::from_toml(bad).is_err());
-    let missing_source: toml::Value =
-        toml::from_str("[[packages.conda]]\nname = \"cuda-version\"\n").unwrap();
-    assert!(PackageKnowledge::from_toml(missing_source).is_err());
+    let bad = ToolkitKnowledge::from_toml_text("[[toolkits.releases]]\nversion = \"12.x\"\nlabel = \"x\"\ndriver = \"1\"\nsource = \"s\"\n");
+    assert!(bad.is_err());
+    let missing_source =
+        PackageKnowledge::from_toml_text("[[packages.conda]]\nname = \"cuda-version\"\n");
+    assert!(missing_source.is_err());
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! Like `host_libraries`, the file is its own table (`[build]`), parsed on first use; it does not
 //! take part in the user's `--knowledge` files yet.
 
-use serde::Deserialize;
+use crate::from_toml::FromToml;
 
 use crate::wildcard::{self, Wild};
 
@@ -15,8 +15,8 @@ pub fn embedded_toml() -> &'static str {
     super::embedded::file("rules/build.toml")
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(FromToml)]
+#[toml(deny_unknown_fields)]
 struct File {
     /// When these facts were last checked (read by the freshness check).
     #[allow(dead_code)]
@@ -25,8 +25,8 @@ struct File {
 }
 
 /// Everything `rules/build.toml` says.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct BuildFacts {
     pub volatile_args: VolatileArgs,
     pub heavy_packages: Vec<HeavyPackages>,
@@ -45,8 +45,8 @@ pub struct BuildFacts {
 }
 
 /// Torch CUDA extension builds and the architecture list they read (CU133).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct TorchExtensions {
     /// `NAME=VALUE` settings that make a source build compile CUDA with no GPU in sight.
     pub force_env: Vec<String>,
@@ -60,8 +60,8 @@ pub struct TorchExtensions {
 }
 
 /// What `native` architecture lists do without a GPU (CU133).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct NativeArch {
     pub cmake: String,
     pub cmake_source: String,
@@ -70,8 +70,8 @@ pub struct NativeArch {
 }
 
 /// ARGs whose value CI changes on every build.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct VolatileArgs {
     pub names: Vec<String>,
     pub label_keys: Vec<String>,
@@ -80,8 +80,8 @@ pub struct VolatileArgs {
 }
 
 /// Packages of one manager family whose install is heavy.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct HeavyPackages {
     /// `python`, `conda` or `system`.
     pub manager: String,
@@ -92,15 +92,15 @@ pub struct HeavyPackages {
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct DependencyInstalls {
     pub commands: Vec<String>,
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Compiles {
     pub projects: Vec<String>,
     /// Of `projects`, those that compile CUDA only with a `torch_extensions.force_env` setting.
@@ -116,8 +116,8 @@ pub struct Compiles {
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Runfile {
     pub pattern: String,
     pub toolkit_only: Vec<String>,
@@ -126,13 +126,13 @@ pub struct Runfile {
 }
 
 /// A CUDA debugging switch and what it costs when shipped.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct DebugSetting {
     pub name: String,
     pub on: Vec<String>,
     /// Another variable the switch costs something only with.
-    #[serde(default)]
+    #[toml(default)]
     pub needs: Option<Companion>,
     pub cost: String,
     pub source: String,
@@ -140,8 +140,8 @@ pub struct DebugSetting {
 
 /// A companion setting: a comma-separated list variable (`NCCL_DEBUG_SUBSYS=INIT,CALL`, or
 /// `^INIT` for all but the listed) that must turn on one of `any_of`.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Companion {
     pub name: String,
     pub any_of: Vec<String>,
@@ -165,8 +165,8 @@ impl Companion {
 }
 
 /// Plain OS bases on which a CUDA installed by hand states no requirement (CU123).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct HandBuiltCuda {
     /// Docker Hub repositories of plain OS and language images.
     pub os_repositories: Vec<String>,
@@ -174,8 +174,8 @@ pub struct HandBuiltCuda {
 }
 
 /// NVIDIA's CUDA repository signing keys, the retired one and its replacement (CU137).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct CudaRepoKey {
     pub retired_key_file: String,
     pub retired_key_ids: Vec<String>,
@@ -193,8 +193,8 @@ pub struct CudaRepoKey {
 }
 
 /// What the NVIDIA Container Toolkit does to the loader at container start (CU125).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct ContainerStart {
     pub ldcache_rebuilt: String,
     pub ldcache_source: String,
@@ -212,24 +212,24 @@ impl ContainerStart {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct VisibleDevices {
     pub var: String,
     pub hidden: Vec<String>,
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct DriverCapabilities {
     pub var: String,
     pub source: String,
 }
 
 /// What shows that an image uses a driver capability.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct CapabilityUse {
     pub capability: String,
     pub words: Vec<String>,
@@ -261,7 +261,7 @@ impl BuildFacts {
 
     /// Parses a file holding a `[build]` table; every entry needs a source.
     pub fn from_toml_text(text: &str) -> Result<BuildFacts, String> {
-        let file: File = toml::from_str(text).map_err(|error| error.to_string())?;
+        let file: File = crate::from_toml::from_str(text).map_err(|error| error.located(text))?;
         let facts = file.build;
         let mut sources = vec![
             ("volatile_args", &facts.volatile_args.source),

@@ -7,8 +7,7 @@
 //! The rules ask questions through the methods here; the facts stay in the
 //! TOML file, each with its source.
 
-use serde::de::Error as _;
-use serde::Deserialize;
+use crate::from_toml::{FromToml, Node, TomlError};
 
 use super::version::Version;
 
@@ -18,42 +17,42 @@ pub fn embedded_toml() -> &'static str {
 }
 
 /// Everything `rules/cupti.toml` says, validated.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct CuptiKnowledge {
-    #[serde(default)]
+    #[toml(default)]
     pub majors: Vec<CuptiMajor>,
-    #[serde(default)]
+    #[toml(default)]
     pub locations: Vec<CuptiLocation>,
-    #[serde(default)]
+    #[toml(default)]
     pub providers: Vec<PackageMatch>,
-    #[serde(default)]
+    #[toml(default)]
     pub consumers: Vec<Consumer>,
-    #[serde(default)]
+    #[toml(default)]
     pub torch: TorchFacts,
-    #[serde(default)]
+    #[toml(default)]
     pub source_builds: SourceBuilds,
-    #[serde(default)]
+    #[toml(default)]
     pub build_parts: BuildParts,
-    #[serde(default)]
+    #[toml(default)]
     pub copies: PatternSet,
-    #[serde(default)]
+    #[toml(default)]
     pub removals: PatternSet,
-    #[serde(default)]
+    #[toml(default)]
     pub library_path: LibraryPathFacts,
-    #[serde(default)]
+    #[toml(default)]
     pub target_arch: Vec<TargetArch>,
-    #[serde(default)]
+    #[toml(default)]
     pub bases: BaseFacts,
-    #[serde(default)]
+    #[toml(default)]
     pub runtime: RuntimeEnv,
-    #[serde(default)]
+    #[toml(default)]
     pub hygiene: Hygiene,
 }
 
 /// CUPTI facts for one CUDA major version.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct CuptiMajor {
     pub cuda_major: u32,
     /// May hold `{minor}` (CUDA 11 names the minor in the SONAME).
@@ -85,8 +84,8 @@ fn fill(template: &str, major: u32, minor: u32) -> String {
 }
 
 /// Where one packaging puts libcupti.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct CuptiLocation {
     pub packaging: String,
     /// Directory globs.
@@ -95,8 +94,8 @@ pub struct CuptiLocation {
 }
 
 /// The package manager a [`PackageMatch`] or [`Consumer`] is about.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Hash)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, FromToml, PartialEq, Eq, Hash)]
+#[toml(rename_all = "lowercase")]
 pub enum Manager {
     Apt,
     Pip,
@@ -104,13 +103,13 @@ pub enum Manager {
 }
 
 /// Package names (globs), optionally only with one of some extras.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct PackageMatch {
     pub manager: Manager,
     pub names: Vec<String>,
     /// When non-empty, one of these extras must be requested.
-    #[serde(default)]
+    #[toml(default)]
     pub extras: Vec<String>,
     pub source: String,
 }
@@ -138,8 +137,8 @@ impl PackageMatch {
 }
 
 /// How badly a consumer breaks without CUPTI.
-#[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq, Hash)]
-#[serde(rename_all = "lowercase")]
+#[derive(Clone, Copy, Debug, FromToml, PartialEq, Eq, Hash)]
+#[toml(rename_all = "lowercase")]
 pub enum Need {
     /// The library does not load at all (DT_NEEDED).
     Import,
@@ -148,12 +147,12 @@ pub enum Need {
 }
 
 /// A package install that needs CUPTI at run time.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct Consumer {
     pub manager: Manager,
     pub names: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub extras: Vec<String>,
     /// What breaks, for messages.
     pub what: String,
@@ -176,8 +175,8 @@ impl Consumer {
 
 /// torch from pip: it brings CUPTI as a wheel dependency and cannot import
 /// without it.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct TorchFacts {
     pub names: Vec<String>,
     /// pip flags that leave dependencies (and so CUPTI) out.
@@ -207,8 +206,8 @@ impl TorchFacts {
 
 /// Which parts of CUPTI a source build looks for, and which packages hold
 /// them (CU112).
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct BuildParts {
     /// Build switches that make the build link `libcupti.so` instead of
     /// `libcupti_static.a` when set to a true value.
@@ -221,8 +220,8 @@ pub struct BuildParts {
 }
 
 /// The CUPTI parts one package (or family of packages) installs.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct PartsPackage {
     pub manager: Manager,
     pub names: Vec<String>,
@@ -289,8 +288,8 @@ impl BuildParts {
 }
 
 /// Source builds that link CUPTI (PyTorch with Kineto).
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct SourceBuilds {
     /// Text in a stage's commands or environment that shows such a build.
     pub markers: Vec<String>,
@@ -318,8 +317,8 @@ impl SourceBuilds {
 }
 
 /// A list of path globs with its source.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct PatternSet {
     pub patterns: Vec<String>,
     pub source: String,
@@ -334,8 +333,8 @@ impl PatternSet {
 }
 
 /// CUPTI directories on `LD_LIBRARY_PATH`.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct LibraryPathFacts {
     /// Case-insensitive text that marks a path entry as meant for CUPTI.
     pub mentions: Vec<String>,
@@ -351,7 +350,7 @@ pub struct LibraryPathFacts {
     pub runfile_markers: Vec<String>,
     /// Directories where the apt packages' libcupti is found too (links to
     /// `right_suffix`), so a path that also names one of them finds CUPTI.
-    #[serde(default)]
+    #[toml(default)]
     pub also_found_in: Vec<String>,
     pub source: String,
 }
@@ -405,8 +404,8 @@ impl LibraryPathFacts {
 }
 
 /// The `targets/<dir>` name for a platform.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct TargetArch {
     pub platforms: Vec<String>,
     pub dir: String,
@@ -414,8 +413,8 @@ pub struct TargetArch {
 }
 
 /// Base images known to ship no CUDA.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct BaseFacts {
     /// Repository globs (registry included for non-Docker-Hub images).
     pub without_cuda: Vec<String>,
@@ -423,8 +422,8 @@ pub struct BaseFacts {
 }
 
 /// Loader-path, compat and `NVIDIA_REQUIRE_*` facts.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct RuntimeEnv {
     /// Variables the dynamic loader reads at run time.
     pub loader_vars: Vec<String>,
@@ -442,7 +441,7 @@ pub struct RuntimeEnv {
     /// Go `strconv.ParseBool` true values.
     pub parse_bool_true: Vec<String>,
     pub source: String,
-    #[serde(default)]
+    #[toml(default)]
     pub errors: Vec<RuntimeError>,
 }
 
@@ -472,8 +471,8 @@ impl RuntimeEnv {
 }
 
 /// A CUDA error users meet, with its exact wording.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct RuntimeError {
     pub key: String,
     pub code: u32,
@@ -483,11 +482,11 @@ pub struct RuntimeError {
 }
 
 /// Package-manager caches.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct Hygiene {
     pub source: String,
-    #[serde(default)]
+    #[toml(default)]
     pub managers: Vec<CacheManager>,
 }
 
@@ -502,8 +501,8 @@ impl Hygiene {
 }
 
 /// How to offer a fix for a cache left behind.
-#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(rename_all = "kebab-case")]
 pub enum CacheFix {
     /// Append `&& <fix_text>` to the RUN script.
     AppendCommand,
@@ -514,8 +513,8 @@ pub enum CacheFix {
 }
 
 /// One package manager's cache and the ways to keep it out of a layer.
-#[derive(Clone, Debug, Default, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct CacheManager {
     pub name: String,
     /// The package managers (as the model names them) whose installs fill
@@ -525,56 +524,56 @@ pub struct CacheManager {
     /// commands that are not installs (`clean`, `config set`, `also_fills`).
     pub programs: Vec<String>,
     /// `python -m <module>` runs it too.
-    #[serde(default)]
+    #[toml(default)]
     pub module: Option<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub module_runners: Vec<String>,
     /// Other subcommands that fill the cache (`conda update`, `uv sync`;
     /// several words for `env update`; `apt-get update` writes apt's lists).
-    #[serde(default)]
+    #[toml(default)]
     pub also_fills: Vec<String>,
     /// Package managers (as the model names them) whose installs read this
     /// cache in later RUNs without filling it (`apt-get install` after an
     /// earlier RUN's `apt-get update`): removing it there breaks them.
-    #[serde(default)]
+    #[toml(default)]
     pub reused_by: Vec<String>,
     /// An install keeps only repository metadata in the cache (packages are
     /// deleted after install by default) and does not refresh metadata an
     /// earlier layer already holds: a second install then adds almost
     /// nothing, as an `apt-get install` without `update` does.
-    #[serde(default)]
+    #[toml(default)]
     pub metadata_only: bool,
     /// Where the cache is, for messages.
     pub cache: String,
     /// A variable that moves the cache (`POETRY_CACHE_DIR`): removing the
     /// directory it names removes the cache.
-    #[serde(default)]
+    #[toml(default)]
     pub cache_dir_env: Option<String>,
     /// `rm` targets that remove the cache.
     pub removed_by: Vec<String>,
     /// Subcommands that empty the cache.
-    #[serde(default)]
+    #[toml(default)]
     pub clean: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub no_cache_flags: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub no_cache_env: Option<String>,
     /// Values of `no_cache_env` that turn the cache off (case-insensitive).
-    #[serde(default)]
+    #[toml(default)]
     pub no_cache_env_values: Vec<String>,
     /// `<program> config set <key> …` keys that turn the cache off.
-    #[serde(default)]
+    #[toml(default)]
     pub no_cache_config: Vec<String>,
     /// `--mount=type=cache` targets that keep the cache out of the layer.
     pub mount_targets: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub fix: CacheFix,
-    #[serde(default)]
+    #[toml(default)]
     pub fix_text: String,
     /// How to keep the cache out, for messages.
     pub help: String,
     /// What the cache holds, for messages.
-    #[serde(default)]
+    #[toml(default)]
     pub size_hint: String,
     pub source: String,
 }
@@ -612,26 +611,24 @@ impl CacheManager {
 
 impl CuptiKnowledge {
     /// The embedded `rules/cupti.toml`.
-    pub fn embedded() -> Result<Self, toml::de::Error> {
-        let value: toml::Value = toml::from_str(embedded_toml())?;
-        Self::from_toml(value)
+    pub fn embedded() -> Result<Self, TomlError> {
+        Self::from_toml_text(embedded_toml())
+    }
+
+    /// Reads a knowledge document holding a `[cupti]` table, or that table's text.
+    pub fn from_toml_text(text: &str) -> Result<Self, TomlError> {
+        Self::from_area(&crate::from_toml::parse(text)?)
     }
 
     /// Reads either a whole document holding a `[cupti]` table or that table
     /// itself, and checks that every entry names its source.
-    pub fn from_toml(value: toml::Value) -> Result<Self, toml::de::Error> {
-        let table = match value {
-            toml::Value::Table(mut doc) if doc.contains_key("cupti") => {
-                doc.remove("cupti").unwrap_or(toml::Value::Table(doc))
-            }
-            other => other,
-        };
-        let knowledge: CuptiKnowledge = table.try_into()?;
+    pub fn from_area(node: &Node<'_>) -> Result<Self, TomlError> {
+        let knowledge = <CuptiKnowledge as FromToml>::from_toml(super::area_table(node, "cupti"))?;
         knowledge.validate()?;
         Ok(knowledge)
     }
 
-    fn validate(&self) -> Result<(), toml::de::Error> {
+    fn validate(&self) -> Result<(), TomlError> {
         let mut missing: Vec<String> = Vec::new();
         let mut check = |what: String, source: &str| {
             if source.trim().is_empty() {
@@ -717,7 +714,7 @@ impl CuptiKnowledge {
         if !self.library_path.apt_empty_since.is_empty()
             && self.library_path.apt_empty_since().is_none()
         {
-            return Err(toml::de::Error::custom(format!(
+            return Err(TomlError::unlocated(format!(
                 "cupti.library_path.apt_empty_since: `{}` is not a version",
                 self.library_path.apt_empty_since
             )));
@@ -725,7 +722,7 @@ impl CuptiKnowledge {
         if missing.is_empty() {
             Ok(())
         } else {
-            Err(toml::de::Error::custom(format!(
+            Err(TomlError::unlocated(format!(
                 "cupti: entries without a `source`: {}",
                 missing.join(", ")
             )))

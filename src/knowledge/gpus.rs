@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use serde::Deserialize;
+use crate::from_toml::FromToml;
 
 use super::Version;
 
@@ -76,8 +76,8 @@ pub enum Reach {
     Family,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(FromToml)]
+#[toml(deny_unknown_fields)]
 struct File {
     #[allow(dead_code)]
     checked: Option<toml::value::Datetime>,
@@ -85,22 +85,22 @@ struct File {
 }
 
 /// Everything `rules/gpus.toml` says.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Gpus {
     pub products_source: String,
     pub compatibility: Compatibility,
     pub ptx_isa: PtxIsaTable,
-    #[serde(default)]
+    #[toml(default)]
     pub compression: Vec<CompressionNeed>,
     pub torch_arch_names: TorchArchNames,
-    #[serde(rename = "product")]
+    #[toml(rename = "product")]
     pub products: Vec<Product>,
 }
 
 /// The compatibility rules as NVIDIA states them, with their sources (quoted in findings).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Compatibility {
     pub sass: String,
     pub sass_source: String,
@@ -111,16 +111,16 @@ pub struct Compatibility {
 }
 
 /// PTX ISA version → the lowest CUDA whose driver JIT-compiles it.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct PtxIsaTable {
     pub source: String,
     pub table: Vec<[String; 2]>,
 }
 
 /// PyTorch's `TORCH_CUDA_ARCH_LIST` names and the lists they stand for.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct TorchArchNames {
     pub source: String,
     /// `[name, list]`, in the order torch replaces them.
@@ -138,8 +138,8 @@ impl TorchArchNames {
 }
 
 /// A fatbin compression and the lowest driver that loads it.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct CompressionNeed {
     /// `zstd` or `lz4`, as [`crate::image::fatbin::CodeCompression::name`].
     pub name: String,
@@ -148,8 +148,8 @@ pub struct CompressionNeed {
 }
 
 /// Products of one compute capability.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Product {
     pub cc: String,
     pub names: Vec<String>,
@@ -193,7 +193,7 @@ impl Gpus {
     }
 
     pub fn from_toml(text: &str) -> Result<Gpus, String> {
-        let file: File = toml::from_str(text).map_err(|error| error.to_string())?;
+        let file: File = crate::from_toml::from_str(text).map_err(|error| error.located(text))?;
         for product in &file.gpus.products {
             Capability::parse(&product.cc)
                 .ok_or_else(|| format!("product {:?}: bad compute capability", product.names))?;

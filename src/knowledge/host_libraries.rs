@@ -8,15 +8,15 @@
 
 use std::collections::BTreeSet;
 
-use serde::Deserialize;
+use crate::from_toml::FromToml;
 
 /// The embedded data file.
 pub fn embedded_toml() -> &'static str {
     super::embedded::file("rules/host-libraries.toml")
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(FromToml)]
+#[toml(deny_unknown_fields)]
 struct File {
     /// When these facts were last checked against their sources (read by the freshness check).
     #[allow(dead_code)]
@@ -25,21 +25,21 @@ struct File {
 }
 
 /// Everything `rules/host-libraries.toml` says.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct HostLibraries {
     /// Driver capabilities in force when `NVIDIA_DRIVER_CAPABILITIES` is unset.
     pub default_capabilities: Vec<String>,
     pub default_capabilities_source: String,
-    #[serde(default, rename = "library")]
+    #[toml(default, rename = "library")]
     pub libraries: Vec<InjectedGroup>,
-    #[serde(default, rename = "machine")]
+    #[toml(default, rename = "machine")]
     pub machines: Vec<MachineFacts>,
 }
 
 /// Libraries injected under one driver capability.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct InjectedGroup {
     pub capability: String,
     /// File names up to `.so`: `libcuda.so` covers `libcuda.so.1` and `libcuda.so.550.54.15`.
@@ -48,8 +48,8 @@ pub struct InjectedGroup {
 }
 
 /// Loader facts of one ELF machine.
-#[derive(Clone, Debug, Deserialize, PartialEq, Eq)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml, PartialEq, Eq)]
+#[toml(deny_unknown_fields)]
 pub struct MachineFacts {
     pub e_machine: u16,
     /// 32 or 64.
@@ -81,7 +81,7 @@ impl HostLibraries {
 
     /// Parses a file holding a `[host_libraries]` table.
     pub fn from_toml_text(text: &str) -> Result<HostLibraries, String> {
-        let file: File = toml::from_str(text).map_err(|error| error.to_string())?;
+        let file: File = crate::from_toml::from_str(text).map_err(|error| error.located(text))?;
         let facts = file.host_libraries;
         for group in &facts.libraries {
             if let Some(stem) = group.stems.iter().find(|stem| !stem.ends_with(".so")) {

@@ -4,16 +4,16 @@
 //! `rules/image-content.toml` and compiled once into glob sets; the image rules and the size
 //! breakdown ask through the methods here.
 
+use crate::from_toml::FromToml;
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
-use serde::Deserialize;
 
 /// The embedded data file.
 pub fn embedded_toml() -> &'static str {
     super::embedded::file("rules/image-content.toml")
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(FromToml)]
+#[toml(deny_unknown_fields)]
 struct File {
     /// When these facts were last checked against their sources (read by the freshness check).
     #[allow(dead_code)]
@@ -21,8 +21,8 @@ struct File {
     image_content: Tables,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(FromToml)]
+#[toml(deny_unknown_fields)]
 struct Tables {
     devel: Vec<DevelGroup>,
     cuda_libraries: LibraryStems,
@@ -35,8 +35,8 @@ struct Tables {
     python: PathGroup,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 struct DevelGroup {
     category: String,
     description: String,
@@ -44,48 +44,48 @@ struct DevelGroup {
     source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 struct LibraryStems {
     stems: Vec<String>,
     source: String,
 }
 
 /// How a wheel repair tool renames the libraries it vendors.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 struct VendoredNames {
     /// The hex digits of the hash inserted before the first `.` (`libcudart-e409450e.so.11.0`).
     hash_hex_digits: usize,
     source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 struct DriverFiles {
     programs: Vec<String>,
     source: String,
 }
 
 /// A framework that opens CUPTI with `dlopen` when it profiles.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct CuptiOnDemand {
     pub name: String,
     /// Python distribution names (dist-info `Name:`, compared case-insensitively, `-` = `_`).
-    #[serde(default)]
+    #[toml(default)]
     pub distributions: Vec<String>,
     /// Paths whose presence shows the tool is installed.
-    #[serde(default)]
+    #[toml(default)]
     pub paths: Vec<String>,
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 struct PathGroup {
     globs: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     exclude_globs: Vec<String>,
     source: String,
 }
@@ -163,7 +163,7 @@ impl ImageContent {
 
     /// Parses and compiles a file holding an `[image_content]` table.
     pub fn from_toml_text(text: &str) -> Result<ImageContent, String> {
-        let file: File = toml::from_str(text).map_err(|error| error.to_string())?;
+        let file: File = crate::from_toml::from_str(text).map_err(|error| error.located(text))?;
         let tables = file.image_content;
         let mut devel_globs = Vec::new();
         for group in &tables.devel {

@@ -8,15 +8,15 @@
 use globset::{GlobSet, GlobSetBuilder};
 
 use super::image_content::{need_source, path_glob};
-use serde::Deserialize;
+use crate::from_toml::FromToml;
 
 /// The embedded data file.
 pub fn embedded_toml() -> &'static str {
     super::embedded::file("rules/image-loading.toml")
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(FromToml)]
+#[toml(deny_unknown_fields)]
 struct File {
     /// When these facts were last checked against their sources.
     #[allow(dead_code)]
@@ -24,19 +24,19 @@ struct File {
     image_loading: Tables,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(FromToml)]
+#[toml(deny_unknown_fields)]
 struct Tables {
     extension_modules: ExtensionModulesData,
     preloads: Vec<PreloadData>,
     plugins: Vec<PluginData>,
-    #[serde(default)]
+    #[toml(default)]
     optional_modules: Vec<OptionalModuleData>,
     self_loaded: Vec<SelfLoadedData>,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(FromToml)]
+#[toml(deny_unknown_fields)]
 struct ExtensionModulesData {
     directories: Vec<String>,
     suffixes: Vec<String>,
@@ -45,15 +45,15 @@ struct ExtensionModulesData {
     source: String,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(FromToml)]
+#[toml(deny_unknown_fields)]
 struct PreloadData {
     name: String,
     mechanism: String,
     package: String,
-    #[serde(default)]
+    #[toml(default)]
     also_packages: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     requires: Vec<String>,
     dependents_import_it: bool,
     package_libraries: Vec<String>,
@@ -61,8 +61,8 @@ struct PreloadData {
     source: String,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(FromToml)]
+#[toml(deny_unknown_fields)]
 struct PluginData {
     feature: String,
     role: PluginRole,
@@ -73,8 +73,8 @@ struct PluginData {
 
 /// An extension module that its package's import does not load: imported only when the feature
 /// it wraps is asked for, so it is judged as an optional plugin.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(FromToml)]
+#[toml(deny_unknown_fields)]
 struct OptionalModuleData {
     package: String,
     module: String,
@@ -84,8 +84,8 @@ struct OptionalModuleData {
     source: String,
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(FromToml)]
+#[toml(deny_unknown_fields)]
 struct SelfLoadedData {
     #[allow(dead_code)]
     name: String,
@@ -94,7 +94,8 @@ struct SelfLoadedData {
 }
 
 /// What a plugin is to its package.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, FromToml, serde::Serialize)]
+#[toml(rename_all = "snake_case")]
 #[serde(rename_all = "snake_case")]
 pub enum PluginRole {
     /// The package's GPU support: without it the program silently runs on the CPU.
@@ -186,7 +187,7 @@ impl ImageLoading {
 
     /// Parses and compiles a file holding an `[image_loading]` table.
     pub fn from_toml_text(text: &str) -> Result<ImageLoading, String> {
-        let file: File = toml::from_str(text).map_err(|error| error.to_string())?;
+        let file: File = crate::from_toml::from_str(text).map_err(|error| error.located(text))?;
         let tables = file.image_loading;
         let modules = tables.extension_modules;
         need_source("extension_modules", &modules.source)?;

@@ -8,22 +8,20 @@
 //!
 //! # The area convention
 //!
-//! Every area module (`images`, `toolkits`, `packages`, `cupti`) provides, on
-//! its knowledge struct:
+//! Every area module (`images`, `toolkits`, `packages`, `cupti`, `resolution`, `ngc`) provides,
+//! on its knowledge struct:
 //!
-//! - `pub fn from_toml(value: toml::Value) -> Result<Self, String>`: build the
-//!   area from its table (the value under the `[<area>]` key), checking every
-//!   entry; the error says which entry is wrong (the loader adds the file and
-//!   position).
+//! - `pub fn from_area(node: &Node) -> Result<Self, TomlError>`: build the area from its table (the
+//!   value under the `[<area>]` key, or a whole document holding it), checking every entry. A
+//!   value of the wrong shape is located at its span; a check across entries has no span, and the
+//!   loader points at the area's first header.
 //! - `pub fn extend(&mut self, other: Self)`: add a later file's entries;
 //!   an entry with the same key as an existing one replaces it.
 //!
 //! Every entry in the TOML carries a `source` a user can open (a URL or
 //! `owner/repo@rev:path`, or what was checked on a real system;
-//! `tests/knowledge_sources.rs` enforces it). An area may also expose a
-//! serde type for its table (as `images::ImagesToml`) so that the loader can
-//! point at the exact line of a bad value; areas without one are located at
-//! their table.
+//! `tests/knowledge_sources.rs` enforces it). The types read from the TOML derive
+//! [`FromToml`](crate::from_toml::FromToml).
 
 pub mod build;
 pub mod clock;
@@ -45,6 +43,10 @@ pub mod version;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
+
+use toml::de::DeValue;
+
+use crate::from_toml::{self, Node, Table, TomlError};
 
 pub use version::Version;
 
@@ -102,21 +104,16 @@ impl fmt::Display for KnowledgeError {
 
 impl std::error::Error for KnowledgeError {}
 
-/// The tables a knowledge file may hold. (`toml::Spanned` around a table
-/// that is only implied by `[[images.x]]` headers fails to deserialize, so
-/// area errors are located at the area's first header instead.)
-#[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-struct KnowledgeFile {
-    /// When the file's facts were last checked (`checked = 2026-11-23`).
-    checked: Option<toml::value::Datetime>,
-    images: Option<images::ImagesToml>,
-    toolkits: Option<toml::Value>,
-    packages: Option<toml::Value>,
-    cupti: Option<toml::Value>,
-    resolution: Option<toml::Value>,
-    ngc: Option<toml::Value>,
-}
+/// The tables a knowledge file may hold, besides `checked`, the date its facts were last checked
+/// (`checked = 2026-11-23`).
+const AREAS: &[&str] = &[
+    "images",
+    "toolkits",
+    "packages",
+    "cupti",
+    "resolution",
+    "ngc",
+];
 
 impl Default for Knowledge {
     /// The embedded knowledge. Tests load it on every build, so it failing
@@ -186,11 +183,16 @@ impl Knowledge {
 
     /// Add the tables of a knowledge file's `text`; `origin` names it in errors.
     pub fn merge_text(&mut self, origin: &str, text: &str) -> Result<(), KnowledgeError> {
-        let locate = |offset: Option<usize>, message: String| {
+        self.merge_document(text).map_err(|(error, area)| {
+            // A check across an area's entries has no one value to point at: its table's header.
+            let offset = error
+                .span
+                .map(|span| span.start)
+                .or_else(|| area.and_then(|area| table_header(text, area)));
             let (line, column) = match offset {
                 Some(offset) => {
-                    let position = line_col(text, offset);
-                    (Some(position.0), Some(position.1))
+                    let (line, column) = from_toml::line_col(text, offset);
+                    (Some(line), Some(column))
                 }
                 None => (None, None),
             };
@@ -198,67 +200,63 @@ impl Knowledge {
                 path: origin.to_string(),
                 line,
                 column,
-                message,
+                message: error.message,
             }
-        };
-        let file: KnowledgeFile = toml::from_str(text).map_err(|e| {
-            locate(
-                e.span().map(|s| s.start),
-                e.message().trim_end().to_string(),
-            )
-        })?;
-        if let Some(date) = file.checked {
+        })
+    }
+
+    /// [`Knowledge::merge_text`]'s work; an error comes with the area it is in, if any.
+    fn merge_document(&mut self, text: &str) -> Result<(), (TomlError, Option<&'static str>)> {
+        let document = from_toml::parse(text).map_err(|error| (error, None))?;
+        let file = Table::new(&document, "knowledge file").map_err(|error| (error, None))?;
+        let mut known = vec!["checked"];
+        known.extend(AREAS);
+        file.deny_unknown(&known).map_err(|error| (error, None))?;
+        let checked: Option<toml::value::Datetime> =
+            file.optional("checked").map_err(|error| (error, None))?;
+        if let Some(date) = checked {
             let date = date.to_string();
             if self.checked.as_ref().is_none_or(|known| *known < date) {
                 self.checked = Some(date);
             }
         }
-        if let Some(table) = file.images {
-            let start = table_header(text, "images");
-            let area = images::ImageKnowledge::from_raw(table).map_err(|m| locate(start, m))?;
-            self.images.extend(area);
-        }
-        if let Some(table) = file.toolkits {
-            let start = table_header(text, "toolkits");
-            let area =
-                toolkits::ToolkitKnowledge::from_toml(table).map_err(|m| locate(start, m))?;
-            self.toolkits.extend(area);
-        }
-        if let Some(table) = file.packages {
-            let start = table_header(text, "packages");
-            let area =
-                packages::PackageKnowledge::from_toml(table).map_err(|m| locate(start, m))?;
-            self.packages.extend(area);
-        }
-        if let Some(table) = file.cupti {
-            let start = table_header(text, "cupti");
-            let area = cupti::CuptiKnowledge::from_toml(table)
-                .map_err(|error| locate(start, error.to_string()))?;
-            self.cupti.extend(area);
-        }
-        if let Some(table) = file.resolution {
-            let start = table_header(text, "resolution");
-            let area =
-                resolution::ResolutionKnowledge::from_toml(table).map_err(|m| locate(start, m))?;
-            self.resolution.extend(area);
-        }
-        if let Some(table) = file.ngc {
-            let start = table_header(text, "ngc");
-            let area = ngc::NgcKnowledge::from_toml(table).map_err(|m| locate(start, m))?;
-            self.ngc.extend(area);
+        for &area in AREAS {
+            let Some(table) = file.get(area) else {
+                continue;
+            };
+            let in_area = |error: TomlError| (error, Some(area));
+            match area {
+                "images" => self
+                    .images
+                    .extend(images::ImageKnowledge::from_area(table).map_err(in_area)?),
+                "toolkits" => self
+                    .toolkits
+                    .extend(toolkits::ToolkitKnowledge::from_area(table).map_err(in_area)?),
+                "packages" => self
+                    .packages
+                    .extend(packages::PackageKnowledge::from_area(table).map_err(in_area)?),
+                "cupti" => self
+                    .cupti
+                    .extend(cupti::CuptiKnowledge::from_area(table).map_err(in_area)?),
+                "resolution" => self
+                    .resolution
+                    .extend(resolution::ResolutionKnowledge::from_area(table).map_err(in_area)?),
+                "ngc" => self
+                    .ngc
+                    .extend(ngc::NgcKnowledge::from_area(table).map_err(in_area)?),
+                _ => unreachable!("AREAS lists the areas read here"),
+            }
         }
         Ok(())
     }
 }
 
-/// The `[area]` table of a whole knowledge document, or `value` itself when it is that table: what
-/// each area's `from_toml` reads.
-pub(crate) fn area_table(value: toml::Value, area: &str) -> toml::Value {
-    match value {
-        toml::Value::Table(mut doc) if doc.contains_key(area) => doc
-            .remove(area)
-            .unwrap_or(toml::Value::Table(Default::default())),
-        other => other,
+/// The `[area]` table of a whole knowledge document, or `node` itself when it is that table: what
+/// each area's `from_area` reads.
+pub(crate) fn area_table<'a, 'i>(node: &'a Node<'i>, area: &str) -> &'a Node<'i> {
+    match node.get_ref() {
+        DeValue::Table(document) => document.get(area).unwrap_or(node),
+        _ => node,
     }
 }
 
@@ -269,19 +267,6 @@ pub(crate) fn merge_by<T>(ours: &mut Vec<T>, theirs: Vec<T>, same: impl Fn(&T, &
         ours.retain(|existing| !same(existing, &entry));
         ours.push(entry);
     }
-}
-
-/// 1-based line and column (in characters) of byte `offset` in `text`.
-fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = text.get(..offset).unwrap_or("");
-    let line = before.matches('\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let column = before.get(line_start..).unwrap_or("").chars().count() + 1;
-    (line, column)
 }
 
 /// Byte offset of the first line that opens table `area` (`[area]`,

@@ -9,12 +9,12 @@
 use std::ops::Deref;
 use std::sync::OnceLock;
 
+use crate::from_toml::FromToml;
 use memchr::memmem::Finder;
-use serde::Deserialize;
 
 /// A list of words and their searchers.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(from = "Vec<String>")]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(from = "Vec<String>")]
 pub struct Needles {
     words: Vec<String>,
     /// One searcher per word, built on first use.

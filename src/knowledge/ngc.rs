@@ -6,25 +6,25 @@
 //! It answers questions about one repository and tag; the rule
 //! (`checks::dockerfile::cu135_ngc_framework_image_eol`) decides what to say.
 
-use serde::Deserialize;
+use crate::from_toml::{FromToml, Node, TomlError};
 
 use super::clock::Date;
 use super::merge_by;
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct NgcKnowledge {
-    #[serde(default)]
+    #[toml(default)]
     pub policy: Option<NgcPolicy>,
-    #[serde(default)]
+    #[toml(default)]
     pub repositories: Vec<NgcRepository>,
-    #[serde(default)]
+    #[toml(default)]
     pub releases: Vec<NgcRelease>,
 }
 
 /// How long NVIDIA supports a monthly release, and when cudalint reports one.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct NgcPolicy {
     /// Months after its release month before a superseded release is reported.
     pub report_after_months: u32,
@@ -34,8 +34,8 @@ pub struct NgcPolicy {
 }
 
 /// A framework repository and the newest release cudalint's sources show.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct NgcRepository {
     /// `registry/path`, as `canonicalize` spells it (`nvcr.io/nvidia/pytorch`).
     pub name: String,
@@ -43,14 +43,14 @@ pub struct NgcRepository {
     pub product: String,
     pub newest_known: NgcReleaseId,
     /// Tag endings (`-py3`) published for `newest_known`.
-    #[serde(default)]
+    #[toml(default)]
     pub suffixes: Vec<String>,
     pub source: String,
 }
 
 /// What one release of one repository is built on.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct NgcRelease {
     pub repository: String,
     pub release: NgcReleaseId,
@@ -109,11 +109,14 @@ impl std::fmt::Display for NgcReleaseId {
     }
 }
 
-impl<'de> Deserialize<'de> for NgcReleaseId {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        NgcReleaseId::parse(&text).ok_or_else(|| {
-            serde::de::Error::custom(format!("`{text}` is not a release `YY.MM` (month 01-12)"))
+impl FromToml for NgcReleaseId {
+    fn from_toml(node: &Node<'_>) -> Result<Self, TomlError> {
+        let text = crate::from_toml::string(node)?;
+        NgcReleaseId::parse(text).ok_or_else(|| {
+            TomlError::at(
+                node.span(),
+                format!("`{text}` is not a release `YY.MM` (month 01-12)"),
+            )
         })
     }
 }
@@ -148,9 +151,10 @@ pub fn parse_ngc_tag(tag: &str) -> Option<NgcTag> {
 }
 
 impl NgcKnowledge {
-    pub fn from_toml(value: toml::Value) -> Result<Self, String> {
-        let table = super::area_table(value, "ngc");
-        table.try_into().map_err(|e: toml::de::Error| e.to_string())
+    /// Reads a whole knowledge document (taking its `[ngc]` table) or
+    /// the table itself.
+    pub fn from_area(node: &Node<'_>) -> Result<Self, TomlError> {
+        <NgcKnowledge as FromToml>::from_toml(super::area_table(node, "ngc"))
     }
 
     /// Adds `other`'s entries; an entry with the same key replaces ours.

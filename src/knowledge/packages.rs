@@ -6,7 +6,7 @@
 //! channel (which CUDA does it select?), a distribution package name or an
 //! installer file name (is it driver userspace?). It never reads commands.
 
-use serde::Deserialize;
+use crate::from_toml::{FromToml, Node, TomlError};
 
 use super::merge_by;
 use super::version::Version;
@@ -20,73 +20,73 @@ pub fn embedded_toml() -> &'static str {
 /// the cap keeps pattern matching cheap on hostile input.
 const MAX_NAME_LEN: usize = 256;
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct PackageKnowledge {
-    #[serde(default)]
+    #[toml(default)]
     pub local_labels: SourceNote,
-    #[serde(default)]
+    #[toml(default)]
     pub index_urls: Vec<IndexUrl>,
-    #[serde(default)]
+    #[toml(default)]
     pub pypi_defaults: Vec<PypiDefault>,
-    #[serde(default)]
+    #[toml(default)]
     pub torch_cuda_builds: Vec<TorchCudaBuilds>,
-    #[serde(default)]
+    #[toml(default)]
     pub runtime_compilers: Vec<RuntimeCompiler>,
-    #[serde(default)]
+    #[toml(default)]
     pub runtime_ptxas: Vec<PtxasUser>,
-    #[serde(default)]
+    #[toml(default)]
     pub extras: Vec<Extra>,
-    #[serde(default)]
+    #[toml(default)]
     pub meta_packages: Vec<MetaPackage>,
-    #[serde(default)]
+    #[toml(default)]
     pub cuda_variants: Vec<CudaVariants>,
-    #[serde(default)]
+    #[toml(default)]
     pub name_patterns: Vec<NamePattern>,
-    #[serde(default)]
+    #[toml(default)]
     pub versioned: Vec<Versioned>,
-    #[serde(default)]
+    #[toml(default)]
     pub conda: Vec<CondaPackage>,
-    #[serde(default)]
+    #[toml(default)]
     pub conda_channels: Vec<CondaChannel>,
-    #[serde(default)]
+    #[toml(default)]
     pub driver_userspace: Vec<DriverPackage>,
-    #[serde(default)]
+    #[toml(default)]
     pub driver_exceptions: Vec<DriverPackage>,
-    #[serde(default)]
+    #[toml(default)]
     pub driver_installers: Vec<DriverPackage>,
     /// Signs that a Dockerfile builds a driver container.
-    #[serde(default)]
+    #[toml(default)]
     pub driver_container: DriverContainer,
     /// What driver userspace in an image breaks, quoted in messages.
-    #[serde(default)]
+    #[toml(default)]
     pub driver_consequence: Consequence,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Consequence {
     pub text: String,
     pub source: String,
 }
 
 /// Text that shows a file builds a driver container (kernel module work).
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct DriverContainer {
     pub signals: super::needles::Needles,
     pub source: String,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct SourceNote {
     pub source: String,
 }
 
 /// An index URL prefix followed by a `cuXYZ` (or `cpu`) path segment.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct IndexUrl {
     /// Without scheme: `download.pytorch.org/whl/`.
     pub prefix: String,
@@ -94,8 +94,8 @@ pub struct IndexUrl {
 }
 
 /// The CUDA an exact `package==X.Y.Z` from PyPI brings.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct PypiDefault {
     pub package: String,
     /// `major.minor` of the package versions this applies to.
@@ -105,8 +105,8 @@ pub struct PypiDefault {
 }
 
 /// The CUDA builds the PyTorch index publishes for one torch release.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct TorchCudaBuilds {
     /// `major.minor` of the torch release.
     pub release: Version,
@@ -117,13 +117,13 @@ pub struct TorchCudaBuilds {
 
 /// A package that compiles CUDA code where it is installed or where it
 /// runs, so the image that ships it needs a devel base.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct RuntimeCompiler {
     /// Distribution names (pip names, compared case-insensitively).
     pub names: Vec<String>,
     /// A non-pip installer whose install of these names compiles (`mim`).
-    #[serde(default)]
+    #[toml(default)]
     pub installer: Option<String>,
     /// What it compiles and when, for the doc and reviewers.
     pub what: String,
@@ -132,18 +132,18 @@ pub struct RuntimeCompiler {
 
 /// Software that runs `ptxas` at run time (XLA compiles its GPU kernels when it runs): an image
 /// that ships it has a reason to ship `cuda-nvcc` (CU103), though not the rest of a devel image.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct PtxasUser {
     /// pip distribution names (compared case-insensitively, extras aside).
-    #[serde(default)]
+    #[toml(default)]
     pub names: Vec<String>,
     /// Program file names, seen in a COPY or RUN of the shipped stages.
-    #[serde(default)]
+    #[toml(default)]
     pub programs: Vec<String>,
     /// Extras that install NVIDIA's nvcc wheel, and with it a ptxas of the
     /// package's own (`tensorflow[and-cuda]`, `jax[cuda12]`).
-    #[serde(default)]
+    #[toml(default)]
     pub own_ptxas_extras: Vec<String>,
     pub what: String,
     pub source: String,
@@ -180,30 +180,30 @@ pub struct PypiTorch {
 
 /// `package[extra]` pulls a CUDA major's wheels (or, with `system`, expects
 /// the image's own CUDA of that major).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Extra {
     pub package: String,
     pub extra: String,
     pub cuda: Version,
-    #[serde(default)]
+    #[toml(default)]
     pub system: bool,
     /// Package versions before this one are not judged.
-    #[serde(default)]
+    #[toml(default)]
     pub since: Option<Version>,
     /// The first package version this no longer applies to (its extra
     /// maps to another build from then on). An entry with an end applies
     /// to exact pins only: what an unpinned requirement gets depends on
     /// the newest release for the image's Python.
-    #[serde(default)]
+    #[toml(default)]
     pub until: Option<Version>,
     pub source: String,
 }
 
 /// A package on PyPI that only pulls in the build for one CUDA major
 /// (`tensorrt` 10.13.2 on installs `tensorrt-cu13`), per release range.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct MetaPackage {
     pub package: String,
     /// The package it installs (`tensorrt-cu13`), for messages.
@@ -212,7 +212,7 @@ pub struct MetaPackage {
     /// The first release (`10.13.2`) this applies to.
     pub since: Version,
     /// The first release it no longer applies to.
-    #[serde(default)]
+    #[toml(default)]
     pub until: Option<Version>,
     pub source: String,
 }
@@ -220,8 +220,8 @@ pub struct MetaPackage {
 /// The builds a project publishes per CUDA major under their own names
 /// (`tensorrt-cu11`, `tensorrt-cu12`, `tensorrt-cu13`): what to install
 /// instead on a base of another major.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct CudaVariants {
     pub package: String,
     /// `[CUDA major, package name]` pairs.
@@ -236,40 +236,40 @@ impl MetaPackage {
 }
 
 /// A package name carrying its CUDA: `cupy-cuda{major}x`, `nvidia-*-cu{major}`.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct NamePattern {
     pub pattern: String,
     pub source: String,
 }
 
 /// Packages whose version is the CUDA version.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Versioned {
     pub names: Vec<String>,
     pub source: String,
 }
 
 /// A conda package whose version selects the CUDA version.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct CondaPackage {
     pub name: String,
     pub source: String,
 }
 
 /// A conda channel prefix followed by a CUDA version (`nvidia/label/cuda-`).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct CondaChannel {
     pub prefix: String,
     pub source: String,
 }
 
 /// A package-name (or installer file-name) glob.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, Eq, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct DriverPackage {
     pub pattern: String,
     pub source: String,
@@ -304,16 +304,19 @@ pub struct DriverMatch<'k> {
 
 impl PackageKnowledge {
     /// The knowledge shipped with cudalint.
-    pub fn embedded() -> Result<Self, String> {
-        let value: toml::Value = toml::from_str(embedded_toml()).map_err(|e| e.to_string())?;
-        Self::from_toml(value)
+    pub fn embedded() -> Result<Self, TomlError> {
+        Self::from_toml_text(embedded_toml())
+    }
+
+    /// Reads a knowledge document holding a `[packages]` table, or that table's text.
+    pub fn from_toml_text(text: &str) -> Result<Self, TomlError> {
+        Self::from_area(&crate::from_toml::parse(text)?)
     }
 
     /// Reads a whole knowledge document (taking its `[packages]` table) or
     /// the table itself.
-    pub fn from_toml(value: toml::Value) -> Result<Self, String> {
-        let table = super::area_table(value, "packages");
-        table.try_into().map_err(|e: toml::de::Error| e.to_string())
+    pub fn from_area(node: &Node<'_>) -> Result<Self, TomlError> {
+        <PackageKnowledge as FromToml>::from_toml(super::area_table(node, "packages"))
     }
 
     /// Adds `other`'s entries; an entry with the same key replaces ours.

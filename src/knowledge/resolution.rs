@@ -8,7 +8,7 @@
 //! It answers questions about single names and versions; it never reads
 //! commands (the rules and `checks::dockerfile::resolution` do).
 
-use serde::Deserialize;
+use crate::from_toml::{FromToml, Node, TomlError};
 
 use super::images::glob_matches;
 use super::merge_by;
@@ -18,54 +18,54 @@ use super::source_builds::{
 };
 use super::version::Version;
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct ResolutionKnowledge {
-    #[serde(default)]
+    #[toml(default)]
     pub torch_companions: Vec<TorchCompanion>,
-    #[serde(default)]
+    #[toml(default)]
     pub torch_pinners: NameList,
-    #[serde(default)]
+    #[toml(default)]
     pub installers: Vec<Installer>,
-    #[serde(default)]
+    #[toml(default)]
     pub torch_pins: Vec<TorchPins>,
-    #[serde(default)]
+    #[toml(default)]
     pub system_frameworks: Vec<SystemFramework>,
-    #[serde(default)]
+    #[toml(default)]
     pub unnumbered_cudnn: Option<UnnumberedCudnn>,
-    #[serde(default)]
+    #[toml(default)]
     pub base_variant_libraries: Option<BaseVariantLibraries>,
-    #[serde(default)]
+    #[toml(default)]
     pub distro_cuda: PatternList,
-    #[serde(default)]
+    #[toml(default)]
     pub distro_cuda_versions: Vec<DistroCuda>,
-    #[serde(default)]
+    #[toml(default)]
     pub cuda_builds: Vec<CudaBuilds>,
-    #[serde(default)]
+    #[toml(default)]
     pub cuda_compile: CudaCompile,
-    #[serde(default)]
+    #[toml(default)]
     pub toolkit_installs: ToolkitInstalls,
-    #[serde(default)]
+    #[toml(default)]
     pub python_newest: Vec<PythonNewest>,
-    #[serde(default)]
+    #[toml(default)]
     pub other_python: OtherPython,
-    #[serde(default)]
+    #[toml(default)]
     pub cuda_home_without_nvcc: Option<CudaHomeWithoutNvcc>,
-    #[serde(default)]
+    #[toml(default)]
     pub source_builds: Vec<SourceBuild>,
-    #[serde(default)]
+    #[toml(default)]
     pub cuda_switch_outcomes: Vec<CudaSwitchOutcome>,
-    #[serde(default)]
+    #[toml(default)]
     pub python_installers: Vec<PythonInstaller>,
-    #[serde(default)]
+    #[toml(default)]
     pub newest_for_python: Vec<NewestForPython>,
-    #[serde(default)]
+    #[toml(default)]
     pub no_cuda_base: Option<NoCudaBase>,
 }
 
 /// The newest release of some packages for the Python of a tag OS.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct PythonNewest {
     pub os: String,
     pub python: String,
@@ -73,15 +73,15 @@ pub struct PythonNewest {
     pub newest: Vec<(String, Version)>,
     /// The day these releases were read (`2026-11-26`); the knowledge's
     /// `checked` date where absent.
-    #[serde(default)]
+    #[toml(default)]
     pub checked: Option<String>,
     pub source: String,
 }
 
 /// A package whose every release pins one torch release (`vllm==0.6.3`
 /// requires `torch==2.4.0`).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct TorchPins {
     pub package: String,
     /// (package release `X.Y.Z`, the torch release it pins).
@@ -90,8 +90,8 @@ pub struct TorchPins {
 }
 
 /// How a Python installer picks among indexes that have the same package.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "kebab-case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, FromToml)]
+#[toml(rename_all = "kebab-case")]
 pub enum IndexStrategy {
     /// The highest version across all indexes (pip).
     BestMatch,
@@ -103,19 +103,19 @@ pub enum IndexStrategy {
 }
 
 /// One installer's index rules (`pip`, `uv`).
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Installer {
     /// The manager's data name (`PackageManager::name`).
     pub manager: String,
     /// What it does when nothing changes it.
     pub strategy: IndexStrategy,
-    #[serde(default)]
+    #[toml(default)]
     pub strategy_option: Option<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub strategy_env: Option<String>,
     /// (value of the option or variable, strategy).
-    #[serde(default)]
+    #[toml(default)]
     pub strategies: Vec<(String, IndexStrategy)>,
     /// Environment variables it reads indexes from.
     pub index_env: Vec<String>,
@@ -133,8 +133,8 @@ impl Installer {
 }
 
 /// Signs of another Python than the distribution's.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct OtherPython {
     pub packages: Vec<String>,
     pub words: super::needles::Needles,
@@ -142,8 +142,8 @@ pub struct OtherPython {
 }
 
 /// Signs that a build compiles CUDA code.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct CudaCompile {
     pub commands: Vec<String>,
     pub text: Vec<String>,
@@ -152,8 +152,8 @@ pub struct CudaCompile {
 }
 
 /// Installs that put nvcc into the image.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct ToolkitInstalls {
     pub system: Vec<String>,
     pub conda: Vec<String>,
@@ -163,8 +163,8 @@ pub struct ToolkitInstalls {
 }
 
 /// A package whose release pins one torch release.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct TorchCompanion {
     pub package: String,
     /// (companion `major.minor`, torch `major.minor`).
@@ -172,15 +172,15 @@ pub struct TorchCompanion {
     pub source: String,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct NameList {
     pub names: Vec<String>,
     pub source: String,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct PatternList {
     pub patterns: Vec<String>,
     pub source: String,
@@ -188,49 +188,49 @@ pub struct PatternList {
 
 /// Releases of a framework that load the system's CUDA `cuda` and cuDNN
 /// `cudnn` majors.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct SystemFramework {
     /// The distribution name, or a name pattern that carries the CUDA
     /// (`cupy-cuda{major}x`, `cupy-cuda{cuda}`: see the packages
     /// knowledge's name patterns), which then holds for every release.
     pub package: String,
     /// Other distribution names with the same builds (`tensorflow-gpu`).
-    #[serde(default)]
+    #[toml(default)]
     pub also: Vec<String>,
     /// `major.minor` releases; empty for a name pattern (every release).
-    #[serde(default)]
+    #[toml(default)]
     pub versions: Vec<Version>,
     /// The CUDA the releases load; absent for a name pattern.
-    #[serde(default)]
+    #[toml(default)]
     pub cuda: Option<Version>,
     /// The cuDNN major they load; absent where cuDNN is optional.
-    #[serde(default)]
+    #[toml(default)]
     pub cudnn: Option<u32>,
     /// The CUDA library named in messages, opened by SONAME
     /// (`libcublas`; `libcudart` when absent).
-    #[serde(default)]
+    #[toml(default)]
     pub library: Option<String>,
     /// CUDA older than this is not judged (its SONAMEs carry the minor,
     /// and differ per library).
-    #[serde(default)]
+    #[toml(default)]
     pub min_cuda: Option<Version>,
     /// Extras that bring NVIDIA's CUDA wheels instead (`tensorflow[and-cuda]`).
-    #[serde(default)]
+    #[toml(default)]
     pub own_cuda_extras: Vec<String>,
     /// What to install instead on a base of another CUDA, `{major}` the
     /// base's CUDA major (`` `cupy-cuda{major}x` ``); without it, the help
     /// says to pin a release built for the base's CUDA.
-    #[serde(default)]
+    #[toml(default)]
     pub instead: Option<String>,
     /// Text in a pinned version that marks a build from the project's own
     /// pages rather than PyPI, followed by the CUDA it was built for
     /// (`.post117`: Paddle's CUDA 11.7 build), judged by that CUDA.
-    #[serde(default)]
+    #[toml(default)]
     pub cuda_label_marker: Option<String>,
     /// What fails when the libraries are missing, for messages (the
     /// framework runs on the CPU when absent).
-    #[serde(default)]
+    #[toml(default)]
     pub consequence: Option<String>,
     pub source: String,
 }
@@ -300,8 +300,8 @@ fn is_name_pattern(package: &str) -> bool {
 
 /// The CUDA libraries the `nvidia/cuda` variants in `variants` hold
 /// (`base`: the runtime only), and the packages that add the others.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct BaseVariantLibraries {
     pub variants: Vec<String>,
     pub libraries: Vec<String>,
@@ -321,15 +321,15 @@ impl BaseVariantLibraries {
     }
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct UnnumberedCudnn {
     pub major: u32,
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct DistroCuda {
     pub os: String,
     pub cuda: Version,
@@ -337,14 +337,14 @@ pub struct DistroCuda {
 }
 
 /// NVIDIA repository packages built once per CUDA release.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct CudaBuilds {
     pub names: Vec<String>,
     /// nvidia/cuda variants that install and hold them.
     pub held_in: Vec<String>,
     /// Held only in the cuDNN flavours of those variants.
-    #[serde(default)]
+    #[toml(default)]
     pub held_needs_cudnn: bool,
     /// (tag OS, CUDA major of the newest build).
     pub newest: Vec<(String, Version)>,
@@ -379,9 +379,10 @@ pub struct FrameworkBuild<'k> {
 }
 
 impl ResolutionKnowledge {
-    pub fn from_toml(value: toml::Value) -> Result<Self, String> {
-        let table = super::area_table(value, "resolution");
-        table.try_into().map_err(|e: toml::de::Error| e.to_string())
+    /// Reads a whole knowledge document (taking its `[resolution]` table) or
+    /// the table itself.
+    pub fn from_area(node: &Node<'_>) -> Result<Self, TomlError> {
+        <ResolutionKnowledge as FromToml>::from_toml(super::area_table(node, "resolution"))
     }
 
     /// Adds `other`'s entries; an entry with the same key replaces ours.

@@ -8,15 +8,15 @@
 //! Like the rest of the resolution knowledge it answers questions about
 //! names and versions; the rules read the commands.
 
-use serde::Deserialize;
+use crate::from_toml::FromToml;
 
 use super::images::glob_matches;
 use super::packages::{normalize, same_name};
 use super::version::Version;
 
 /// The `nvidia/cuda` variants with /usr/local/cuda but no bin/nvcc.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct CudaHomeWithoutNvcc {
     pub variants: Vec<String>,
     pub source: String,
@@ -24,12 +24,12 @@ pub struct CudaHomeWithoutNvcc {
 
 /// A package pip builds from source whose setup.py runs
 /// `$CUDA_HOME/bin/nvcc` while pip prepares its metadata.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct SourceBuild {
     pub package: String,
     /// GitHub `owner/name` whose URL installs the same build.
-    #[serde(default)]
+    #[toml(default)]
     pub repositories: Vec<String>,
     /// The variable that skips the CUDA build when `TRUE`.
     pub skip_env: String,
@@ -61,18 +61,18 @@ impl SourceBuild {
 }
 
 /// CUDA build switches whose outcome the switch decides.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct CudaSwitchOutcome {
     /// Compared without case.
     pub switches: Vec<String>,
     /// The installs the switch applies to (as an assignment of their
     /// command); empty: anywhere.
-    #[serde(default)]
+    #[toml(default)]
     pub packages: Vec<String>,
     /// The first release of those packages the outcome holds for; an
     /// install pinned below it is not judged by it.
-    #[serde(default)]
+    #[toml(default)]
     pub from_release: Option<Version>,
     pub outcome: String,
     pub source: String,
@@ -95,8 +95,8 @@ impl CudaSwitchOutcome {
 }
 
 /// An installer of a Python whose version the Dockerfile does not name.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct PythonInstaller {
     pub name: String,
     /// Text in a RUN that runs or fetches it.
@@ -108,8 +108,8 @@ pub struct PythonInstaller {
 }
 
 /// The newest release of some packages with a wheel for one Python.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct NewestForPython {
     pub python: String,
     /// (package, `major.minor`).
@@ -129,8 +129,8 @@ impl NewestForPython {
 
 /// Which frameworks are judged on a base with no CUDA at all, and which
 /// installs bring CUDA into such an image.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct NoCudaBase {
     /// Names (globs) judged at any release.
     pub gpu_names: Vec<String>,

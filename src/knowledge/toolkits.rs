@@ -11,7 +11,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
+use crate::from_toml::{FromToml, Node, TomlError};
 
 use super::version::Version;
 
@@ -21,48 +21,48 @@ pub fn embedded_toml() -> &'static str {
 }
 
 /// Toolkit, driver and architecture facts, sorted for lookup.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct ToolkitKnowledge {
     /// The oldest toolkit the tables describe; older ones are not judged.
-    #[serde(default)]
+    #[toml(default)]
     pub known_from: Option<Version>,
     /// Toolkit releases, sorted by version.
-    #[serde(default)]
+    #[toml(default)]
     pub releases: Vec<Release>,
     /// Minor-version-compatibility floors, one per CUDA major.
-    #[serde(default)]
+    #[toml(default)]
     pub minor_compat: Vec<MinorCompat>,
     /// What breaks under minor-version compatibility and below its floor.
-    #[serde(default)]
+    #[toml(default)]
     pub limits: Limits,
     /// Sorted by architecture.
-    #[serde(default)]
+    #[toml(default)]
     pub architectures: Vec<Architecture>,
     /// Family names (`Ampere`) as TORCH_CUDA_ARCH_LIST accepts them.
-    #[serde(default)]
+    #[toml(default)]
     pub arch_names: Vec<ArchName>,
     /// NVIDIA's driver branches and their end of life, newest first.
-    #[serde(default)]
+    #[toml(default)]
     pub driver_branches: Vec<DriverBranch>,
 }
 
 /// A driver branch (`R580`) with its designation and end of life.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct DriverBranch {
     pub branch: u32,
     /// `Long Term Support Branch`, `Production Branch`, `New Feature Branch`.
     pub designation: String,
     /// `YYYY-MM-DD`; `None` when the source gives no date.
-    #[serde(default)]
+    #[toml(default)]
     pub eol: Option<String>,
     pub source: String,
 }
 
 /// One row of the toolkit → minimum driver table.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Release {
     /// The `CUDA_VERSION` of the release (`12.4.1` = 12.4 Update 1).
     pub version: Version,
@@ -71,14 +71,14 @@ pub struct Release {
     /// Minimum Linux x86_64 driver.
     pub driver: Version,
     /// False for rows no primary source confirms; they decide no finding.
-    #[serde(default = "yes")]
+    #[toml(default = "yes")]
     pub confirmed: bool,
     pub source: String,
 }
 
 /// The lowest driver on which a CUDA major initialises at all.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct MinorCompat {
     pub major: u32,
     pub floor: Version,
@@ -86,43 +86,43 @@ pub struct MinorCompat {
 }
 
 /// Consequences quoted in messages, with their sources.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Limits {
-    #[serde(default)]
+    #[toml(default)]
     pub below_floor: String,
-    #[serde(default)]
+    #[toml(default)]
     pub below_floor_source: String,
-    #[serde(default)]
+    #[toml(default)]
     pub minor_compat: String,
-    #[serde(default)]
+    #[toml(default)]
     pub minor_compat_source: String,
-    #[serde(default)]
+    #[toml(default)]
     pub forward_compat: String,
-    #[serde(default)]
+    #[toml(default)]
     pub forward_compat_source: String,
 }
 
 /// When toolkits gained and lost the ability to build for a GPU architecture.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct Architecture {
     /// Compute capability `major.minor` (`9.0` = sm_90).
     pub arch: Version,
     /// First toolkit that builds it; `None`: older than every known toolkit.
-    #[serde(default)]
+    #[toml(default)]
     pub added: Option<Version>,
     /// First toolkit that no longer builds it.
-    #[serde(default)]
+    #[toml(default)]
     pub removed: Option<Version>,
-    #[serde(default = "yes")]
+    #[toml(default = "yes")]
     pub confirmed: bool,
     pub source: String,
 }
 
 /// A family name and the architectures it stands for.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, PartialEq, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct ArchName {
     pub name: String,
     pub archs: Vec<Version>,
@@ -174,18 +174,20 @@ pub enum ArchSupport<'k> {
 
 impl ToolkitKnowledge {
     /// The knowledge shipped with cudalint.
-    pub fn embedded() -> Result<Self, String> {
-        let value: toml::Value = toml::from_str(embedded_toml()).map_err(|e| e.to_string())?;
-        Self::from_toml(value)
+    pub fn embedded() -> Result<Self, TomlError> {
+        Self::from_toml_text(embedded_toml())
+    }
+
+    /// Reads a knowledge document holding a `[toolkits]` table, or that table's text.
+    pub fn from_toml_text(text: &str) -> Result<Self, TomlError> {
+        Self::from_area(&crate::from_toml::parse(text)?)
     }
 
     /// Reads a whole knowledge document (taking its `[toolkits]` table) or
     /// the table itself.
-    pub fn from_toml(value: toml::Value) -> Result<Self, String> {
-        let table = super::area_table(value, "toolkits");
-        let mut knowledge: ToolkitKnowledge = table
-            .try_into()
-            .map_err(|e: toml::de::Error| e.to_string())?;
+    pub fn from_area(node: &Node<'_>) -> Result<Self, TomlError> {
+        let mut knowledge =
+            <ToolkitKnowledge as FromToml>::from_toml(super::area_table(node, "toolkits"))?;
         knowledge.sort();
         Ok(knowledge)
     }
@@ -553,7 +555,7 @@ mod tests {
     #[test]
     fn later_override_replaces_entries() {
         let mut k = ToolkitKnowledge::embedded().unwrap();
-        let user: toml::Value = toml::from_str(
+        let user = ToolkitKnowledge::from_toml_text(
             r#"
             [[toolkits.releases]]
             version = "12.4.1"
@@ -564,7 +566,7 @@ mod tests {
         )
         .unwrap();
         let count = k.releases.len();
-        k.extend(ToolkitKnowledge::from_toml(user).unwrap());
+        k.extend(user);
         assert_eq!(k.releases.len(), count);
         assert_eq!(k.release_for(v("12.4.1")).unwrap().driver, v("550.90.07"));
     }

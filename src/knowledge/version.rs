@@ -102,11 +102,12 @@ impl fmt::Display for Version {
     }
 }
 
-impl<'de> serde::Deserialize<'de> for Version {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        Version::parse(&text)
-            .ok_or_else(|| serde::de::Error::custom(format!("invalid version `{text}`")))
+impl crate::from_toml::FromToml for Version {
+    fn from_toml(node: &crate::from_toml::Node<'_>) -> Result<Self, crate::from_toml::TomlError> {
+        let text = crate::from_toml::string(node)?;
+        Version::parse(text).ok_or_else(|| {
+            crate::from_toml::TomlError::at(node.span(), format!("invalid version `{text}`"))
+        })
     }
 }
 

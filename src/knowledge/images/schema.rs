@@ -2,39 +2,39 @@
 //! and in `--knowledge` files. [`super::ImageKnowledge::from_raw`] checks it
 //! and builds the typed view.
 
-use serde::Deserialize;
+use crate::from_toml::FromToml;
 
 use super::super::version::Version;
 
 /// The `[images]` table as written.
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct ImagesToml {
-    #[serde(default)]
+    #[toml(default)]
     pub policy: Option<PolicyToml>,
-    #[serde(default)]
+    #[toml(default)]
     pub variants: Vec<VariantToml>,
-    #[serde(default)]
+    #[toml(default)]
     pub cudnn: Option<SizeToml>,
-    #[serde(default)]
+    #[toml(default)]
     pub toolkit_dir: Option<ToolkitDirToml>,
-    #[serde(default)]
+    #[toml(default)]
     pub build_signals: Option<BuildSignalsToml>,
-    #[serde(default)]
+    #[toml(default)]
     pub devel_packages: Vec<PackagePatternToml>,
-    #[serde(default)]
+    #[toml(default)]
     pub mirrors: Vec<MirrorToml>,
-    #[serde(default)]
+    #[toml(default)]
     pub nvidia_cuda: Option<NvidiaCudaToml>,
-    #[serde(default)]
+    #[toml(default)]
     pub families: Vec<FamilyToml>,
-    #[serde(default)]
+    #[toml(default)]
     pub parent_env: Vec<ParentEnvToml>,
 }
 
 /// ENV that a known parent image sets in its own Dockerfile.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct ParentEnvToml {
     /// Canonical repository patterns (`registry.access.redhat.com/ubi*/python-*`).
     pub images: Vec<String>,
@@ -42,8 +42,8 @@ pub struct ParentEnvToml {
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct PolicyToml {
     pub no_latest_tag: bool,
     pub only_latest_point_release_supported: bool,
@@ -51,8 +51,8 @@ pub struct PolicyToml {
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct VariantToml {
     pub name: String,
     pub adds_mib: u64,
@@ -63,15 +63,15 @@ pub struct VariantToml {
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct SizeToml {
     pub adds_mib: u64,
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct ToolkitDirToml {
     pub paths: Vec<String>,
     pub size_gb: f64,
@@ -79,96 +79,96 @@ pub struct ToolkitDirToml {
     pub source: String,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct BuildSignalsToml {
-    #[serde(default)]
+    #[toml(default)]
     pub commands: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub python_scripts: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub text: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub env: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub pip_source_flags: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub pip_source_packages: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub system_packages: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub python_modules: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub pip_subcommands: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub source_installers: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub helper_files: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub runtime_compilers: Vec<String>,
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct PackagePatternToml {
     pub pattern: String,
     pub what: String,
-    #[serde(default)]
+    #[toml(default)]
     pub provides_cupti: bool,
-    #[serde(default)]
+    #[toml(default)]
     pub provides_ptxas: bool,
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct MirrorToml {
     pub prefix: String,
     pub upstream: String,
     pub source: String,
 }
 
-#[derive(Clone, Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, Default, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct NvidiaCudaToml {
-    #[serde(default)]
+    #[toml(default)]
     pub repositories: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub source: Option<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub releases: Vec<ReleaseToml>,
-    #[serde(default)]
+    #[toml(default)]
     pub version_env: Option<VersionEnvToml>,
 }
 
 /// The ENV in which NVIDIA's images carry the toolkit version of their tag.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct VersionEnvToml {
     pub name: String,
     pub source: String,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct ReleaseToml {
     pub version: Version,
     pub status: String,
-    #[serde(default)]
+    #[toml(default)]
     pub eol_since: Option<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub superseded_by: Option<Version>,
-    #[serde(default = "default_true")]
+    #[toml(default = "default_true")]
     pub complete: bool,
     /// Tags of this release also existed without the OS (`10.0-devel`).
-    #[serde(default)]
+    #[toml(default)]
     pub os_optional: bool,
     /// OSes with no tags of this release at all, even where `published` is
     /// incomplete (Ubuntu 20.04 for 13.x: dropped by CUDA 13.0).
-    #[serde(default)]
+    #[toml(default)]
     pub unpublished_os: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub published: Vec<PublishedToml>,
     pub source: String,
 }
@@ -177,30 +177,30 @@ fn default_true() -> bool {
     true
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct PublishedToml {
     pub os: Vec<String>,
     pub tags: Vec<String>,
 }
 
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone, Debug, FromToml)]
+#[toml(deny_unknown_fields)]
 pub struct FamilyToml {
     pub name: String,
     pub repositories: Vec<String>,
     pub tag: String,
-    #[serde(default)]
+    #[toml(default)]
     pub variants: std::collections::BTreeMap<String, String>,
-    #[serde(default)]
+    #[toml(default)]
     pub variant: Option<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub cupti_in: Option<Vec<String>>,
-    #[serde(default)]
+    #[toml(default)]
     pub compiler_in: Option<Vec<String>>,
-    #[serde(default)]
+    #[toml(default)]
     pub unknown: Vec<String>,
-    #[serde(default)]
+    #[toml(default)]
     pub validate: bool,
     pub source: String,
 }

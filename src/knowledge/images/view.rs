@@ -4,7 +4,7 @@
 
 use std::fmt;
 
-use serde::Deserialize;
+use crate::from_toml::{FromToml, Node, TomlError};
 
 use super::super::version::Version;
 use super::family::{family_from_raw, Family};
@@ -308,13 +308,13 @@ pub struct CanonicalImage {
 }
 
 impl ImageKnowledge {
-    /// Build from a `toml::Value` holding the `[images]` table.
-    pub fn from_toml(value: toml::Value) -> Result<Self, String> {
-        let raw = ImagesToml::deserialize(value).map_err(|e| e.to_string())?;
-        Self::from_raw(raw)
+    /// Reads a whole knowledge document (taking its `[images]` table) or the table itself.
+    pub fn from_area(node: &Node<'_>) -> Result<Self, TomlError> {
+        let raw = ImagesToml::from_toml(crate::knowledge::area_table(node, "images"))?;
+        Self::from_raw(raw).map_err(TomlError::unlocated)
     }
 
-    /// Build from the deserialized table, checking what serde cannot.
+    /// Build from the table as read, checking what its reader cannot.
     pub fn from_raw(raw: ImagesToml) -> Result<Self, String> {
         let policy = raw.policy.map(|p| SupportPolicy {
             no_latest_tag: p.no_latest_tag,
