@@ -21,7 +21,7 @@ pub const FIX_ALL: &str = "source.fixAll.cudalint";
 pub struct Request<'a> {
     pub span: Span,
     /// `context.only`: the kinds wanted (none: every kind).
-    pub only: Option<&'a [CodeActionKind]>,
+    pub only: Option<&'a [String]>,
 }
 
 impl Request<'_> {

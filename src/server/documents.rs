@@ -7,8 +7,9 @@
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-use lsp_types::{Position, Range, TextDocumentContentChangeEvent, Url};
+use lsp_types::{Position, Range, Url};
 
+use super::params::TextDocumentContentChangeEvent;
 use crate::source::Span;
 
 /// How `Position::character` counts.
@@ -126,7 +127,7 @@ impl Document {
             match change.range {
                 None => self.text = change.text,
                 Some(range) => {
-                    let span = self.index.span(&self.text, range, encoding);
+                    let span = self.index.span(&self.text, range.into(), encoding);
                     self.text.replace_range(span.start..span.end, &change.text);
                 }
             }
@@ -249,11 +250,11 @@ mod tests {
         let mut document = Document::new(uri, "dockerfile".into(), 1, "FROM é\nRUN x\n".into());
         document.apply(
             2,
-            vec![TextDocumentContentChangeEvent {
-                range: Some(Range::new(Position::new(1, 4), Position::new(1, 5))),
-                range_length: None,
-                text: "yz".into(),
-            }],
+            vec![serde_json::from_value(serde_json::json!({
+                "range": {"start": {"line": 1, "character": 4}, "end": {"line": 1, "character": 5}},
+                "text": "yz",
+            }))
+            .unwrap()],
             Encoding::Utf16,
         );
         assert_eq!(document.text, "FROM é\nRUN yz\n");

@@ -22,6 +22,8 @@
 //! from `lsp-types` (the crate all three use) and the ~150 lines of framing
 //! are ours ([`transport`]): a bounded frame size, resynchronisation after a
 //! bad frame, a bounded queue between the reader thread and this loop.
+//! `lsp-types` serves what we send; what the client sends is read into our
+//! own types of the few members we read ([`params`] says why).
 //!
 //! ## The loop
 //! One thread handles messages in order. An edit marks its document due
@@ -37,6 +39,7 @@ mod completion;
 mod diagnostics;
 mod documents;
 mod hover;
+mod params;
 mod settings;
 mod transport;
 
@@ -48,19 +51,22 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::Instant;
 
 use lsp_types::{
-    CodeActionKind, CodeActionOptions, CodeActionParams, CodeActionProviderCapability,
-    CompletionOptions, CompletionParams, CompletionResponse, DidChangeConfigurationParams,
-    DidChangeTextDocumentParams, DidCloseTextDocumentParams, DidOpenTextDocumentParams,
-    DidSaveTextDocumentParams, HoverParams, HoverProviderCapability, InitializeParams,
-    InitializeResult, PositionEncodingKind, PublishDiagnosticsParams, SaveOptions,
-    ServerCapabilities, ServerInfo, TextDocumentSyncCapability, TextDocumentSyncKind,
-    TextDocumentSyncOptions, TextDocumentSyncSaveOptions, Url,
+    CodeActionKind, CodeActionOptions, CodeActionProviderCapability, CompletionOptions,
+    CompletionResponse, HoverProviderCapability, InitializeResult, PositionEncodingKind,
+    PublishDiagnosticsParams, SaveOptions, ServerCapabilities, ServerInfo,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextDocumentSyncOptions,
+    TextDocumentSyncSaveOptions, Url,
 };
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
 use diagnostics::LintResult;
 use documents::{Document, Documents, Encoding};
+use params::{
+    CodeActionParams, CompletionParams, DidChangeConfigurationParams, DidChangeTextDocumentParams,
+    DidCloseTextDocumentParams, DidOpenTextDocumentParams, DidSaveTextDocumentParams, HoverParams,
+    InitializeParams,
+};
 use settings::{ClientSettings, Engines};
 use transport::{Incoming, Writer};
 
@@ -346,7 +352,11 @@ impl<W: Write> Server<W> {
             .general
             .as_ref()
             .and_then(|general| general.position_encodings.as_ref());
-        if offered.is_some_and(|kinds| kinds.contains(&PositionEncodingKind::UTF8)) {
+        if offered.is_some_and(|kinds| {
+            kinds
+                .iter()
+                .any(|kind| kind == PositionEncodingKind::UTF8.as_str())
+        }) {
             self.encoding = Encoding::Utf8;
         }
         self.can_watch_files = params
@@ -504,13 +514,12 @@ impl<W: Write> Server<W> {
     }
 
     fn hover(&mut self, params: HoverParams) -> Result<Value, Failure> {
-        let position = params.text_document_position_params;
         let encoding = self.encoding;
-        let uri = &position.text_document.uri;
+        let uri = &params.text_document.uri;
         let (Some(engine), Some(document)) = (self.engine_for(uri), self.documents.get(uri)) else {
             return Ok(Value::Null);
         };
-        let offset = document.offset(position.position, encoding);
+        let offset = document.offset(params.position.into(), encoding);
         let linted = self
             .lints
             .get(uri)
@@ -521,13 +530,12 @@ impl<W: Write> Server<W> {
     }
 
     fn completion(&mut self, params: CompletionParams) -> Result<Value, Failure> {
-        let position = params.text_document_position;
         let encoding = self.encoding;
-        let uri = &position.text_document.uri;
+        let uri = &params.text_document.uri;
         let (Some(engine), Some(document)) = (self.engine_for(uri), self.documents.get(uri)) else {
             return Ok(Value::Null);
         };
-        let offset = document.offset(position.position, encoding);
+        let offset = document.offset(params.position.into(), encoding);
         let items = completion::complete(&engine, document, offset, encoding);
         serde_json::to_value(CompletionResponse::Array(items))
             .map_err(|e| (code::INTERNAL_ERROR, e.to_string()))
@@ -546,7 +554,7 @@ impl<W: Write> Server<W> {
             return Ok(json!([]));
         };
         let request = actions::Request {
-            span: document.span(params.range, encoding),
+            span: document.span(params.range.into(), encoding),
             only: params.context.only.as_deref(),
         };
         let found = actions::actions(&engine, document, lint, &request, encoding);
@@ -574,7 +582,8 @@ impl<W: Write> Server<W> {
     }
 }
 
-/// A request's parameters, or an invalid-params failure.
+/// A request's parameters (one of [`params`]' types), or an invalid-params
+/// failure.
 fn parse<T: DeserializeOwned>(params: Value) -> Result<T, Failure> {
     serde_json::from_value(params)
         .map_err(|error| (code::INVALID_PARAMS, format!("invalid parameters: {error}")))

@@ -127,6 +127,41 @@ def test_requests_before_initialize_and_unknown_methods():
     assert client.proc.wait(timeout=TIMEOUT) == 0
 
 
+def test_malformed_params_are_answered_invalid_params():
+    client = RawClient()
+    client.initialize()
+    uri = "file:///tmp/cudalint-lsp-test/Dockerfile"
+    client.open(uri, EXAMPLE)
+    assert client.diagnostics(uri, 1)
+    at = {"line": 0, "character": 0}
+    span = {"start": at, "end": at}
+    for method, params, message in [
+        ("textDocument/hover", {"position": at}, "missing field `textDocument`"),
+        ("textDocument/hover", {"textDocument": {"uri": uri}}, "missing field `position`"),
+        ("textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": -1, "character": 0}},
+         "invalid value: integer `-1`, expected u32"),
+        ("textDocument/completion", {"textDocument": {"uri": "not a uri"}, "position": at},
+         "relative URL without a base"),
+        ("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": span, "context": {}},
+         "missing field `diagnostics`"),
+        ("textDocument/codeAction", {"textDocument": {"uri": uri}, "range": span,
+                                     "context": {"diagnostics": [], "only": "quickfix"}},
+         "expected a sequence"),
+        ("textDocument/hover", None, "invalid type: null, expected struct HoverParams"),
+    ]:
+        answer = client.request(method, params)
+        error = answer.get("error")
+        assert error and error["code"] == -32602, (method, params, answer)
+        assert error["message"].startswith("invalid parameters: ") and message in error["message"], error
+    # A notification whose parameters do not parse is dropped (it has no answer); the session
+    # goes on, and members the server does not read are ignored as before.
+    client.notify("textDocument/didChange", {"textDocument": {"uri": uri}, "contentChanges": []})
+    hover = client.request("textDocument/hover", {
+        "textDocument": {"uri": uri, "extra": 1}, "position": at, "workDoneToken": "t", "x": [1]})
+    assert "result" in hover, hover
+    assert client.close() == 1
+
+
 def test_a_one_megabyte_document_and_a_thousand_rapid_edits_keep_memory_bounded():
     client = RawClient()
     client.initialize()
