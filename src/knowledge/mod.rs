@@ -183,17 +183,9 @@ impl Knowledge {
 
     /// Add the tables of a knowledge file's `text`; `origin` names it in errors.
     pub fn merge_text(&mut self, origin: &str, text: &str) -> Result<(), KnowledgeError> {
-        self.merge_document(text).map_err(|(error, area)| {
-            // A check across an area's entries has no one value to point at: its table's header.
-            let offset = error
-                .span
-                .map(|span| span.start)
-                .or_else(|| area.and_then(|area| table_header(text, area)));
-            let (line, column) = match offset {
-                Some(offset) => {
-                    let (line, column) = from_toml::line_col(text, offset);
-                    (Some(line), Some(column))
-                }
+        self.merge_document(text).map_err(|error| {
+            let (line, column) = match error.line_col(text) {
+                Some((line, column)) => (Some(line), Some(column)),
                 None => (None, None),
             };
             KnowledgeError {
@@ -205,47 +197,55 @@ impl Knowledge {
         })
     }
 
-    /// [`Knowledge::merge_text`]'s work; an error comes with the area it is in, if any.
-    fn merge_document(&mut self, text: &str) -> Result<(), (TomlError, Option<&'static str>)> {
-        let document = from_toml::parse(text).map_err(|error| (error, None))?;
-        let file = Table::new(&document, "knowledge file").map_err(|error| (error, None))?;
+    /// [`Knowledge::merge_text`]'s work.
+    fn merge_document(&mut self, text: &str) -> Result<(), TomlError> {
+        let document = from_toml::parse(text)?;
+        let file = Table::new(&document, "knowledge file")?;
         let mut known = vec!["checked"];
         known.extend(AREAS);
-        file.deny_unknown(&known).map_err(|error| (error, None))?;
-        let checked: Option<toml::value::Datetime> =
-            file.optional("checked").map_err(|error| (error, None))?;
+        file.deny_unknown(&known)?;
+        let checked: Option<toml::value::Datetime> = file.optional("checked")?;
         if let Some(date) = checked {
             let date = date.to_string();
             if self.checked.as_ref().is_none_or(|known| *known < date) {
                 self.checked = Some(date);
             }
         }
-        for &area in AREAS {
-            let Some(table) = file.get(area) else {
-                continue;
-            };
-            let in_area = |error: TomlError| (error, Some(area));
-            match area {
-                "images" => self
-                    .images
-                    .extend(images::ImageKnowledge::from_area(table).map_err(in_area)?),
-                "toolkits" => self
-                    .toolkits
-                    .extend(toolkits::ToolkitKnowledge::from_area(table).map_err(in_area)?),
-                "packages" => self
-                    .packages
-                    .extend(packages::PackageKnowledge::from_area(table).map_err(in_area)?),
-                "cupti" => self
-                    .cupti
-                    .extend(cupti::CuptiKnowledge::from_area(table).map_err(in_area)?),
-                "resolution" => self
-                    .resolution
-                    .extend(resolution::ResolutionKnowledge::from_area(table).map_err(in_area)?),
-                "ngc" => self
-                    .ngc
-                    .extend(ngc::NgcKnowledge::from_area(table).map_err(in_area)?),
-                _ => unreachable!("AREAS lists the areas read here"),
+        // A check across an area's entries has no one value to point at: its table's first header.
+        let at_header = |area: &'static str| {
+            move |mut error: TomlError| {
+                if error.span.is_none() {
+                    error.span = table_header(text, area).map(|start| start..start);
+                }
+                error
             }
+        };
+        if let Some(table) = file.get("images") {
+            let area = images::ImageKnowledge::from_area(table).map_err(at_header("images"))?;
+            self.images.extend(area);
+        }
+        if let Some(table) = file.get("toolkits") {
+            let area =
+                toolkits::ToolkitKnowledge::from_area(table).map_err(at_header("toolkits"))?;
+            self.toolkits.extend(area);
+        }
+        if let Some(table) = file.get("packages") {
+            let area =
+                packages::PackageKnowledge::from_area(table).map_err(at_header("packages"))?;
+            self.packages.extend(area);
+        }
+        if let Some(table) = file.get("cupti") {
+            let area = cupti::CuptiKnowledge::from_area(table).map_err(at_header("cupti"))?;
+            self.cupti.extend(area);
+        }
+        if let Some(table) = file.get("resolution") {
+            let area = resolution::ResolutionKnowledge::from_area(table)
+                .map_err(at_header("resolution"))?;
+            self.resolution.extend(area);
+        }
+        if let Some(table) = file.get("ngc") {
+            let area = ngc::NgcKnowledge::from_area(table).map_err(at_header("ngc"))?;
+            self.ngc.extend(area);
         }
         Ok(())
     }
